@@ -1,0 +1,36 @@
+# Two commands for everyone: `make lab` and `make test`.  Both build .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test venv lint bench gpu-check clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml tools/setup-venv
+	PYTHON=$(PYTHON) tools/setup-venv $(VENV)
+	@touch $@
+
+lab: venv
+	@tools/gpu-status --once
+	$(BIN)/jupyter lab --notebook-dir=labs
+
+test: venv
+	tools/install-system-deps
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 --nbval labs
+
+lint: venv
+	$(BIN)/ruff check .
+
+bench: venv
+	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python -m benchmarks
+
+gpu-check:
+	tools/gpu-check
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache

@@ -1,0 +1,62 @@
+"""The emulator's memory trace: every warp-level memory access, as NumPy batches.
+
+The analysis package reads these records to count requests, sectors, wavefronts
+and bank conflicts exactly as the hardware does.
+
+>>> import numpy as np
+>>> t = Trace()
+>>> t.add(AccessBatch("k", 3, 5, 0, "global", "ld", 4, np.zeros((1, 3), int),
+...       np.zeros(1, int), np.ones((1, 32), bool), np.arange(32, dtype=np.uint64)[None] * 4))
+>>> len(t.accesses), t.accesses[0].warps
+(1, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SPACES = ("global", "shared", "local", "constant")
+OPS = ("ld", "st", "atom")
+
+
+@dataclass
+class AccessBatch:
+    """One memory instruction executed by ``W`` warps at once.
+
+    ``address`` is a byte address per lane: a device address for global memory, a
+    byte offset into the block's shared memory for shared memory.
+    """
+
+    kernel: str
+    line: int
+    column: int
+    site: int
+    space: str
+    op: str
+    size: int
+    block: np.ndarray  # (W, 3) blockIdx of each warp
+    warp: np.ndarray  # (W,) warp index within its block
+    mask: np.ndarray  # (W, 32) lanes that perform the access
+    address: np.ndarray  # (W, 32) uint64 byte addresses
+
+    @property
+    def warps(self) -> int:
+        """Number of warps in this batch."""
+        return int(self.mask.shape[0])
+
+
+@dataclass
+class Trace:
+    """Collects the :class:`AccessBatch` records of one or more launches, in program order."""
+
+    accesses: list[AccessBatch] = field(default_factory=list)
+
+    def add(self, batch: AccessBatch) -> None:
+        if batch.space not in SPACES or batch.op not in OPS:
+            raise ValueError(f"bad access record: space={batch.space!r} op={batch.op!r}")
+        self.accesses.append(batch)
+
+    def clear(self) -> None:
+        self.accesses.clear()
