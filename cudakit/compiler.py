@@ -50,7 +50,8 @@ class KernelInfo:
         """One line, as ``%%cuda`` prints it."""
         spill = (
             f", spills {self.spill_stores} B stored / {self.spill_loads} B loaded"
-            if self.spill_stores or self.spill_loads else ""
+            if self.spill_stores or self.spill_loads
+            else ""
         )
         return (
             f"{self.name}: {self.registers} registers, {self.shared_static} B shared, "
@@ -88,10 +89,14 @@ class CompiledModule:
 
 # -- nvcc discovery ---------------------------------------------------------------------------
 
+
 def nvcc_path() -> str:
     """Path of nvcc: ``$CUDA_HOME/bin/nvcc``, then ``PATH``, then ``/usr/local/cuda``."""
-    candidates = [os.path.join(os.environ[v], "bin", "nvcc")
-                  for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    candidates = [
+        os.path.join(os.environ[v], "bin", "nvcc")
+        for v in ("CUDA_HOME", "CUDA_PATH")
+        if os.environ.get(v)
+    ]
     candidates += [shutil.which("nvcc") or "", "/usr/local/cuda/bin/nvcc"]
     for path in candidates:
         if path and os.access(path, os.X_OK):
@@ -156,6 +161,7 @@ def default_arch() -> str:
 
 
 # -- cache ------------------------------------------------------------------------------------
+
 
 def cache_dir() -> Path:
     base = os.environ.get("CUDAKIT_CACHE_DIR") or os.path.join(
@@ -251,8 +257,11 @@ def format_errors(log: str, filename: str, source: str, name: str) -> tuple[str,
             caret = log_lines[i + 2] if i + 2 < len(log_lines) else ""
             quoted = log_lines[i + 1] if i + 1 < len(log_lines) else ""
             if caret.strip() == "^" and quoted.strip() == text.strip():
-                column = caret.index("^") - (len(quoted) - len(quoted.lstrip())) + (
-                    len(text) - len(text.lstrip()))
+                column = (
+                    caret.index("^")
+                    - (len(quoted) - len(quoted.lstrip()))
+                    + (len(text) - len(text.lstrip()))
+                )
                 out.append(f"       | {' ' * column}^")
     errors = sum(1 for d in diagnostics if "error" in d["kind"])
     if not diagnostics:
@@ -276,6 +285,7 @@ def _kernels(source: str, usage: dict[str, dict], arch: str) -> dict[str, Kernel
 
 
 # -- the entry point --------------------------------------------------------------------------
+
 
 def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
     source: str,
@@ -304,8 +314,16 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
         path = Path(tmp) / filename
         path.write_text(source)
         cubin_path = path.with_suffix(".cubin")
-        cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *_ALWAYS, *options,
-               "-o", str(cubin_path), filename]
+        cmd = [
+            nvcc_path(),
+            "-cubin",
+            f"-arch={arch}",
+            *_ALWAYS,
+            *options,
+            "-o",
+            str(cubin_path),
+            filename,
+        ]
         result = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, check=False)
         log = (result.stdout + result.stderr).strip()
         if result.returncode != 0 or not cubin_path.exists():
@@ -314,9 +332,21 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
         ptx_text = None
         if ptx:
             ptx_path = path.with_suffix(".ptx")
-            subprocess.run([nvcc_path(), "-ptx", f"-arch={arch}", "-lineinfo", *options,
-                            "-o", str(ptx_path), filename], cwd=tmp, capture_output=True,
-                           check=True)
+            subprocess.run(
+                [
+                    nvcc_path(),
+                    "-ptx",
+                    f"-arch={arch}",
+                    "-lineinfo",
+                    *options,
+                    "-o",
+                    str(ptx_path),
+                    filename,
+                ],
+                cwd=tmp,
+                capture_output=True,
+                check=True,
+            )
             ptx_text = ptx_path.read_text()
         data = {
             "cubin": cubin_path.read_bytes(),
@@ -330,9 +360,15 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
 
 def _module(source, name, arch, options, data, cache_hit) -> CompiledModule:
     return CompiledModule(
-        source=source, name=name, arch=arch, options=options, cubin=data["cubin"],
-        ptx=data.get("ptx"), log=data.get("log", ""),
-        kernels=_kernels(source, data["usage"], arch), cache_hit=cache_hit,
+        source=source,
+        name=name,
+        arch=arch,
+        options=options,
+        cubin=data["cubin"],
+        ptx=data.get("ptx"),
+        log=data.get("log", ""),
+        kernels=_kernels(source, data["usage"], arch),
+        cache_hit=cache_hit,
     )
 
 

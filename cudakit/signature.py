@@ -39,8 +39,14 @@ SCALAR_DTYPES: dict[str, np.dtype] = {
         (("unsigned", "unsigned int", "uint32_t"), np.uint32),
         (("long", "long int", "long long", "long long int", "int64_t", "ptrdiff_t"), np.int64),
         (
-            ("unsigned long", "unsigned long int", "unsigned long long", "unsigned long long int",
-             "uint64_t", "size_t"),
+            (
+                "unsigned long",
+                "unsigned long int",
+                "unsigned long long",
+                "unsigned long long int",
+                "uint64_t",
+                "size_t",
+            ),
             np.uint64,
         ),
         (("float",), np.float32),
@@ -57,9 +63,17 @@ def _vector_dtype(base: str, count: int) -> np.dtype:
 
 
 _VECTOR_BASES = {
-    "char": "char", "uchar": "unsigned char", "short": "short", "ushort": "unsigned short",
-    "int": "int", "uint": "unsigned int", "long": "long", "ulong": "unsigned long",
-    "longlong": "long long", "ulonglong": "unsigned long long", "float": "float",
+    "char": "char",
+    "uchar": "unsigned char",
+    "short": "short",
+    "ushort": "unsigned short",
+    "int": "int",
+    "uint": "unsigned int",
+    "long": "long",
+    "ulong": "unsigned long",
+    "longlong": "long long",
+    "ulonglong": "unsigned long long",
+    "float": "float",
     "double": "double",
 }
 VECTOR_DTYPES: dict[str, np.dtype] = {
@@ -105,7 +119,13 @@ class Param:
 
 
 _QUALIFIERS = {
-    "const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "__grid_constant__",
+    "const",
+    "volatile",
+    "__restrict__",
+    "__restrict",
+    "restrict",
+    "struct",
+    "__grid_constant__",
 }
 
 
@@ -131,8 +151,9 @@ def parse_type(text: str, aliases: dict[str, str] | None = None) -> CType:
 def _aliases(source: str) -> dict[str, str]:
     """Object-like ``#define NAME type`` and ``typedef type NAME;`` found in the source."""
     found = {}
-    for name, value in re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+([A-Za-z_][\w \*]*?)\s*$",
-                                  source, flags=re.M):
+    for name, value in re.findall(
+        r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+([A-Za-z_][\w \*]*?)\s*$", source, flags=re.M
+    ):
         found[name] = value
     for value, name in re.findall(r"\btypedef\s+([^;{}]+?)\s+([A-Za-z_]\w*)\s*;", source):
         found[name] = value
@@ -148,7 +169,7 @@ def _parser():
 
 
 def _text(node, source: bytes) -> str:
-    return source[node.start_byte:node.end_byte].decode()
+    return source[node.start_byte : node.end_byte].decode()
 
 
 def _declarator_name(node, source: bytes) -> tuple[str, int]:
@@ -221,8 +242,12 @@ def _cxa_demangle():
     except (OSError, AttributeError):
         return None
     fn.restype = ctypes.c_void_p
-    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
-                   ctypes.POINTER(ctypes.c_int)]
+    fn.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.POINTER(ctypes.c_size_t),
+        ctypes.POINTER(ctypes.c_int),
+    ]
     return fn
 
 
@@ -263,7 +288,7 @@ def split_demangled(text: str) -> tuple[str, list[str]]:
             break
     if start is None:
         return text, []
-    name, inner = text[:start], text[start + 1:text.rfind(")")]
+    name, inner = text[:start], text[start + 1 : text.rfind(")")]
     if name.startswith("void "):
         name = name[5:]
     parts, depth, current = [], 0, ""
@@ -289,9 +314,7 @@ def params_from_mangled(symbol: str, source_params: list[Param] | None) -> list[
         return list(source_params or [])
     same_length = source_params and len(source_params) == len(types)
     names = [p.name for p in source_params] if same_length else []
-    return [
-        Param(names[i] if names else f"arg{i}", parse_type(t)) for i, t in enumerate(types)
-    ]
+    return [Param(names[i] if names else f"arg{i}", parse_type(t)) for i, t in enumerate(types)]
 
 
 def convert_scalar(param: Param, value) -> np.generic:

@@ -1,0 +1,29 @@
+"""One PyCUDA-shaped namespace over whichever engine runs kernels here.
+
+``from cudakit import cuda`` gives PyCUDA (``pycuda.driver`` names, ``SourceModule``,
+``gpuarray``) on a machine with a GPU and the CPU emulator :mod:`cudakit.emu`
+otherwise; ``CUDAKIT_BACKEND=gpu|emu`` overrides the choice.
+
+>>> from cudakit import cuda
+>>> cuda.backend in ("gpu", "emu")
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .backend import backend_name
+
+
+def engine():
+    """The module implementing the chosen engine (:mod:`cudakit.gpu` or :mod:`cudakit.emu`)."""
+    return importlib.import_module(f"cudakit.{backend_name()}")
+
+
+def __getattr__(name: str):
+    if name == "backend":
+        return backend_name()
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(engine(), name)

@@ -1,0 +1,218 @@
+"""Typed kernels: launch checks before anything reaches an engine.
+
+A :class:`Kernel` knows its parameter list (from the source and nvcc's symbol) and
+its resource usage (from ptxas). It converts plain Python numbers to the parameter's
+C type, refuses wrong counts, wrong kinds and wrong element types with the name of
+the parameter, and refuses launch shapes the architecture cannot run.
+
+>>> from cudakit.compiler import KernelInfo
+>>> from cudakit.signature import parse_kernels
+>>> info = KernelInfo("scale", "scale", "sm_90", parse_kernels(
+...     "__global__ void scale(float *x, float a, int n) {}")["scale"])
+>>> launch_shape(info, grid=(4,), block=(256,), shared=0)
+((4, 1, 1), (256, 1, 1))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import arch as archs
+from .compiler import KernelInfo
+from .errors import ArgumentError, LaunchError
+from .signature import Param, convert_scalar
+
+
+def find_kernel(kernels: dict[str, KernelInfo], name: str) -> KernelInfo:
+    """Look a kernel up by short name (``"red<128>"``), plain name or mangled symbol."""
+    if name in kernels:
+        return kernels[name]
+    matches = [k for k in kernels.values() if name in (k.mangled, k.name.split("<", 1)[0])]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        options = ", ".join(k.name for k in matches)
+        raise LaunchError(f"'{name}' is ambiguous: the module has {options}; name one of them")
+    known = ", ".join(kernels) or "none"
+    raise LaunchError(f"no __global__ kernel named '{name}' in this module (kernels: {known})")
+
+
+def _dims(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, int | np.integer):
+        value = (int(value),)
+    try:
+        dims = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        dims = ()
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {value!r}")
+    return dims + (1,) * (3 - len(dims))
+
+
+def launch_shape(info: KernelInfo, *, grid, block, shared: int) -> tuple[tuple, tuple]:
+    """Check a launch against the kernel's architecture; return (grid, block) as 3-tuples."""
+    spec = archs.get(info.arch.rstrip("af"))
+    if block is None:
+        raise LaunchError(f"launch of '{info.name}' needs block=(x, y, z)")
+    grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
+    threads = block3[0] * block3[1] * block3[2]
+    where = f"launch of '{info.name}' on {spec.name}"
+    if threads > spec.max_threads_per_block:
+        raise LaunchError(
+            f"{where}: block {block3} has {threads} threads; at most "
+            f"{spec.max_threads_per_block} threads per block are allowed"
+        )
+    for axis, (size, limit) in enumerate(zip(block3, spec.max_block_dim, strict=True)):
+        if size > limit:
+            raise LaunchError(f"{where}: block dimension {'xyz'[axis]} = {size} exceeds {limit}")
+    for axis, (size, limit) in enumerate(zip(grid3, spec.max_grid_dim, strict=True)):
+        if size > limit:
+            raise LaunchError(f"{where}: grid dimension {'xyz'[axis]} = {size} exceeds {limit}")
+    if shared < 0:
+        raise LaunchError(f"{where}: shared={shared} is negative")
+    total_shared = shared + info.shared_static
+    if total_shared > spec.shared_memory_per_block_optin:
+        raise LaunchError(
+            f"{where}: needs {total_shared} B of shared memory per block "
+            f"({info.shared_static} B static + {shared} B dynamic); the maximum is "
+            f"{spec.shared_memory_per_block_optin} B"
+        )
+    if info.registers and info.registers * threads > spec.max_registers_per_block:
+        raise LaunchError(
+            f"{where}: {threads} threads x {info.registers} registers = "
+            f"{info.registers * threads} registers, more than the {spec.max_registers_per_block} a "
+            "block may use (too many resources requested); use a smaller block, "
+            "__launch_bounds__ or -maxrregcount"
+        )
+    return grid3, block3
+
+
+def _pointer_arg(param: Param, value):
+    where = f"parameter '{param.name}' ({param.ctype})"
+    if isinstance(value, np.ndarray):
+        raise ArgumentError(
+            f"{where} needs device memory, got a NumPy array: pass cuda.In(a), cuda.Out(a) or "
+            "cuda.InOut(a), a gpuarray, or memory from cuda.mem_alloc"
+        )
+    if isinstance(value, bool | float | complex | str | bytes | np.floating):
+        raise ArgumentError(f"{where} is a pointer, got {type(value).__name__} {value!r}")
+    if isinstance(value, int | np.integer):
+        return np.uintp(value)
+    held = getattr(value, "dtype", None)
+    if held is None and isinstance(getattr(value, "array", None), np.ndarray):
+        held = value.array.dtype
+    expected = param.ctype.dtype if param.ctype.pointer == 1 else None
+    if held is not None and expected is not None:
+        held = np.dtype(held)
+        same_kind = (held.kind in "iub") == (expected.kind in "iub")
+        if held.itemsize != expected.itemsize or not same_kind:
+            raise ArgumentError(
+                f"{where} points to {param.ctype.base} ({expected.itemsize} bytes each) but the "
+                f"array holds {held} ({held.itemsize} bytes each); convert it, e.g. "
+                f"a.astype(np.{expected.name})"
+            )
+    return value
+
+
+def convert_arguments(info: KernelInfo, args: tuple) -> list:
+    """Check ``args`` against the kernel's parameters and convert scalars to their C types."""
+    params = info.params
+    if len(args) != len(params):
+        wanted = ", ".join(str(p) for p in params) or "no arguments"
+        detail = (
+            f"missing {', '.join(p.name for p in params[len(args) :])}"
+            if len(args) < len(params)
+            else f"{len(args) - len(params)} too many"
+        )
+        raise ArgumentError(
+            f"'{info.name}' takes {len(params)} argument{'s' if len(params) != 1 else ''} "
+            f"({wanted}); got {len(args)}: {detail}"
+        )
+    return [
+        _pointer_arg(p, a) if p.ctype.is_pointer else convert_scalar(p, a)
+        for p, a in zip(params, args, strict=True)
+    ]
+
+
+class Kernel:
+    """A compiled kernel bound to an engine; call it like a PyCUDA function.
+
+    ``kernel(d_x, 2.0, n, grid=(blocks,), block=(256,), shared=0, stream=None)``
+    """
+
+    def __init__(self, info: KernelInfo, function, engine: str):
+        self.info = info
+        self.function = function
+        self.engine = engine
+        self._dynamic_limit = 48 * 1024
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def params(self) -> list[Param]:
+        return self.info.params
+
+    def __call__(self, *args, grid=(1, 1, 1), block=None, shared: int = 0, stream=None, **extra):
+        grid3, block3 = launch_shape(self.info, grid=grid, block=block, shared=int(shared))
+        values = convert_arguments(self.info, args)
+        if self.engine == "gpu":
+            if extra:
+                raise LaunchError(f"unknown launch keywords for the GPU: {', '.join(extra)}")
+            self._allow_dynamic_shared(int(shared))
+        return self.function(
+            *values, grid=grid3, block=block3, shared=int(shared), stream=stream, **extra
+        )
+
+    def _allow_dynamic_shared(self, shared: int) -> None:
+        """Opt in to more than 48 KB of dynamic shared memory, as the runtime requires."""
+        if shared + self.info.shared_static <= self._dynamic_limit:
+            return
+        import pycuda.driver as drv
+
+        self.function.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        self._dynamic_limit = shared + self.info.shared_static
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.info.signature()} on {self.engine}: {self.info.usage()}>"
+
+
+def load(source: str, options=(), arch=None, name: str | None = None) -> dict[str, Kernel]:
+    """Compile ``source`` and bind every kernel to the current engine (what ``%%cuda`` does).
+
+    On the emulator, nvcc is still used for the resource report when present; without
+    nvcc the parameter lists come from the source alone.
+    """
+    from .backend import backend_name
+    from .compiler import compile as nvcc_compile
+    from .errors import CompileError
+
+    engine = backend_name()
+    options = tuple(options.split()) if isinstance(options, str) else tuple(options)
+    if engine == "gpu":
+        from .gpu import SourceModule
+
+        module = SourceModule(source, options, no_extern_c=True, arch=arch, name=name)
+        return {k: module.get_function(k) for k in module.compiled.kernels}
+    from . import emu
+
+    try:
+        kernels = nvcc_compile(source, options, arch=arch, name=name).kernels
+    except CompileError as exc:
+        if "was not found" not in str(exc):
+            raise
+        kernels = _kernels_from_source(source, arch)
+    module = emu.SourceModule(source, options=list(options), no_extern_c=True)
+    return {k.name: Kernel(k, module.get_function(k.name), "emu") for k in kernels.values()}
+
+
+def _kernels_from_source(source: str, arch) -> dict[str, KernelInfo]:
+    from .compiler import DEFAULT_ARCH, normalize_arch
+    from .signature import parse_kernels
+
+    target = normalize_arch(arch) if arch else DEFAULT_ARCH
+    return {
+        name: KernelInfo(name=name, mangled=name, arch=target, params=params)
+        for name, params in parse_kernels(source).items()
+    }
