@@ -1,0 +1,251 @@
+"""Stencil benchmark (labs/21_stencil.ipynb): correctness against NumPy, then H100 timings.
+
+Builds every kernel of the lab's ``%%cuda`` cells with CuPy's NVRTC, checks each against a
+NumPy reference on odd-sized grids, then times them with CUDA events at full size: the copy
+ceiling, the single-step 2D and 3D kernels, and the temporally blocked 2D kernel over its
+time-block depth and window size.  Run on the device machine:
+
+    python -m benchmarks.stencil --out results/
+
+>>> import numpy as np
+>>> u = np.arange(16, dtype=np.float64).reshape(4, 4)
+>>> float(heat2d_reference(u, 0.5, 0.125, steps=1)[1, 1])  # 0.5*5 + 0.125*(1+9+4+6)
+5.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import cuda_cells, environment_line, markdown_table
+
+NOTEBOOK = "labs/drafts/21_stencil.ipynb"
+KERNELS = ("average3", "average3_shared", "heat2d", "heat2d_shared", "heat3d", "heat3d_stream",
+           "heat2d_temporal", "copy4")
+C0, C1 = 0.6, 0.1          # c0 + 4 c1 = 1: a stable explicit heat step
+FLOP_2D, FLOP_3D = 6, 8    # flop per updated point
+BYTES_PER_POINT = 8        # one float read, one written, per sweep
+
+
+def heat2d_reference(u: np.ndarray, c0: float, c1: float, steps: int) -> np.ndarray:
+    """``steps`` Jacobi steps of the 2D 5-point heat stencil; the border stays fixed."""
+    u = np.array(u, dtype=np.float64)
+    for _ in range(steps):
+        v = u.copy()
+        v[1:-1, 1:-1] = c0 * u[1:-1, 1:-1] + c1 * (u[:-2, 1:-1] + u[2:, 1:-1]
+                                                   + u[1:-1, :-2] + u[1:-1, 2:])
+        u = v
+    return u
+
+
+def heat3d_reference(u: np.ndarray, c0: float, c1: float) -> np.ndarray:
+    """One Jacobi step of the 3D 7-point heat stencil (array indexed [z, y, x])."""
+    u = np.asarray(u, dtype=np.float64)
+    v = u.copy()
+    c = (slice(1, -1),) * 3
+    v[c] = c0 * u[c] + c1 * (u[:-2, 1:-1, 1:-1] + u[2:, 1:-1, 1:-1] + u[1:-1, :-2, 1:-1]
+                             + u[1:-1, 2:, 1:-1] + u[1:-1, 1:-1, :-2] + u[1:-1, 1:-1, 2:])
+    return v
+
+
+def relative_error(got, ref) -> float:
+    """‖got − ref‖ / ‖ref‖ (NaN counts as a failure: it compares unequal)."""
+    got = np.asarray(got, dtype=np.float64)
+    err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+    return err if np.isfinite(err) else float("inf")
+
+
+def median_ms(fn, *, warmup: int = 3, repeat: int = 20) -> float:
+    """Median time of ``fn()`` over ``repeat`` runs, each bracketed by CUDA events."""
+    import cupy as cp
+
+    for _ in range(warmup):
+        fn()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    samples = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, stop))
+    return float(np.median(samples))
+
+
+def build(notebook: str, names: tuple[str, ...]):
+    """Compile the notebook's ``%%cuda`` cells; return {name: cupy kernel}."""
+    import cupy as cp
+
+    module = cp.RawModule(code=cuda_cells(notebook), options=("-std=c++17", "-lineinfo"),
+                          name_expressions=list(names))
+    return {name: module.get_function(name) for name in names}
+
+
+def grid2(nx: int, ny: int, block: tuple[int, int]) -> tuple[int, int]:
+    return (-(-nx // block[0]), -(-ny // block[1]))
+
+
+def temporal_launch(k, u, v, nx, ny, wx, wy, depth, block=(32, 8)):
+    """Launch ``heat2d_temporal``: one pass that advances ``depth`` steps."""
+    tx, ty = wx - 2 * depth, wy - 2 * depth
+    grid = (-(-nx // tx), -(-ny // ty))
+    shared = 2 * wx * wy * 4
+    k.max_dynamic_shared_size_bytes = shared
+    k(grid, block, (u, v, np.int32(nx), np.int32(ny), np.float32(C0), np.float32(C1),
+                    np.int32(wx), np.int32(wy), np.int32(depth)), shared_mem=shared)
+
+
+def check(k, rng) -> list[list]:
+    """Every kernel against NumPy on grids whose sizes divide by no block size."""
+    import cupy as cp
+
+    rows = []
+
+    n = 1001
+    a = rng.random(n, dtype=np.float32)
+    ref = a.astype(np.float64)
+    ref[1:-1] = (ref[:-2] + ref[1:-1] + ref[2:]) / 3
+    for name, block in (("average3", 256), ("average3_shared", 128)):
+        d_in, d_out = cp.asarray(a), cp.asarray(a)
+        k[name]((-(-n // block),), (block,), (d_in, d_out, np.int32(n)))
+        rows.append([name, f"{n}", relative_error(d_out.get(), ref)])
+
+    ny, nx = 333, 517
+    u = rng.random((ny, nx), dtype=np.float32)
+    ref1 = heat2d_reference(u, C0, C1, 1)
+    for name, block in (("heat2d", (32, 8)), ("heat2d_shared", (32, 8))):
+        d_in, d_out = cp.asarray(u), cp.asarray(u)
+        k[name](grid2(nx, ny, block), block,
+                (d_in, d_out, np.int32(nx), np.int32(ny), np.float32(C0), np.float32(C1)))
+        rows.append([name, f"{ny}x{nx}", relative_error(d_out.get(), ref1)])
+
+    steps = 12
+    ref = heat2d_reference(u, C0, C1, steps)
+    for wx, wy, depth in ((64, 32, 1), (64, 32, 3), (128, 32, 4), (96, 48, 6), (64, 64, 12)):
+        d_in, d_out = cp.asarray(u), cp.asarray(u)
+        for _ in range(steps // depth):
+            temporal_launch(k["heat2d_temporal"], d_in, d_out, nx, ny, wx, wy, depth)
+            d_in, d_out = d_out, d_in
+        rows.append([f"heat2d_temporal w={wx}x{wy} k={depth}", f"{ny}x{nx}, {steps} steps",
+                     relative_error(d_in.get(), ref)])
+
+    nz, ny3, nx3 = 37, 45, 70
+    u3 = rng.random((nz, ny3, nx3), dtype=np.float32)
+    ref3 = heat3d_reference(u3, C0 - 2 * C1, C1)
+    dims = (np.int32(nx3), np.int32(ny3), np.int32(nz), np.float32(C0 - 2 * C1), np.float32(C1))
+    d_in, d_out = cp.asarray(u3), cp.asarray(u3)
+    k["heat3d"]((-(-nx3 // 32), -(-ny3 // 4), -(-nz // 2)), (32, 4, 2), (d_in, d_out, *dims))
+    rows.append(["heat3d", f"{nz}x{ny3}x{nx3}", relative_error(d_out.get(), ref3)])
+    d_in, d_out = cp.asarray(u3), cp.asarray(u3)
+    k["heat3d_stream"](grid2(nx3, ny3, (32, 8)), (32, 8), (d_in, d_out, *dims))
+    rows.append(["heat3d_stream", f"{nz}x{ny3}x{nx3}", relative_error(d_out.get(), ref3)])
+    return rows
+
+
+def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
+    """Single-step and temporally blocked 2D kernels on an n x n grid."""
+    import cupy as cp
+
+    u = cp.asarray(rng.random((n, n), dtype=np.float32))
+    v = u.copy()
+    sweep = BYTES_PER_POINT * n * n
+    rows, data = [], {"n": n, "temporal": []}
+
+    n4 = n * n // 4
+    copy_ms = median_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
+    data["copy_gbs"] = sweep / copy_ms / 1e6
+    rows.append(["copy4 (ceiling)", "-", f"{copy_ms:.3f}", f"{data['copy_gbs']:.0f}", "-"])
+
+    args = (u, v, np.int32(n), np.int32(n), np.float32(C0), np.float32(C1))
+    best = None
+    for block in ((32, 4), (32, 8), (64, 4), (128, 2), (128, 4), (256, 1)):
+        ms = median_ms(lambda b=block: k["heat2d"](grid2(n, n, b), b, args))
+        rows.append([f"heat2d {block[0]}x{block[1]}", "1", f"{ms:.3f}",
+                     f"{sweep / ms / 1e6:.0f}", f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
+        best = ms if best is None else min(best, ms)
+    ms = median_ms(lambda: k["heat2d_shared"](grid2(n, n, (32, 8)), (32, 8), args))
+    rows.append(["heat2d_shared 32x8", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
+                 f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
+    best = min(best, ms)
+    data["single_step_ms"] = best
+
+    for wx, wy in ((64, 32), (64, 64), (128, 32), (128, 64), (256, 32)):
+        for depth in (1, 2, 3, 4, 6, 8, 12):
+            if wx - 2 * depth < 8 or wy - 2 * depth < 8:
+                continue
+            for block in ((32, 8), (64, 8)):
+                ms = median_ms(lambda w=(wx, wy, depth), b=block: temporal_launch(
+                    k["heat2d_temporal"], u, v, n, n, *w, block=b), repeat=10)
+                per_step = ms / depth
+                data["temporal"].append({"wx": wx, "wy": wy, "depth": depth, "block": block,
+                                         "ms_per_step": per_step})
+    top = sorted(data["temporal"], key=lambda r: r["ms_per_step"])[:6]
+    for r in top:
+        rows.append([f"heat2d_temporal w={r['wx']}x{r['wy']} b={r['block'][0]}x{r['block'][1]}",
+                     str(r["depth"]), f"{r['ms_per_step']:.3f}",
+                     f"{sweep / r['ms_per_step'] / 1e6:.0f}",
+                     f"{FLOP_2D * n * n / r['ms_per_step'] / 1e6:.0f}"])
+    data["temporal_best_ms"] = top[0]["ms_per_step"]
+    return rows, data
+
+
+def time_3d(k, n: int, rng) -> tuple[list[list], dict]:
+    """3D naive and register-streaming kernels on an n^3 grid."""
+    import cupy as cp
+
+    u = cp.asarray(rng.random((n, n, n), dtype=np.float32))
+    v = u.copy()
+    sweep = BYTES_PER_POINT * n ** 3
+    rows, data = [], {"n": n}
+    n4 = n ** 3 // 4
+    copy_ms = median_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
+    data["copy_gbs"] = sweep / copy_ms / 1e6
+    rows.append(["copy4 (ceiling)", "-", f"{copy_ms:.3f}", f"{data['copy_gbs']:.0f}", "-"])
+    args = (u, v, np.int32(n), np.int32(n), np.int32(n), np.float32(C0 - 2 * C1), np.float32(C1))
+    for block in ((32, 4, 2), (32, 8, 1), (64, 4, 1), (128, 2, 1)):
+        grid = tuple(-(-n // b) for b in block)
+        ms = median_ms(lambda g=grid, b=block: k["heat3d"](g, b, args))
+        rows.append([f"heat3d {'x'.join(map(str, block))}", "1", f"{ms:.3f}",
+                     f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
+    ms = median_ms(lambda: k["heat3d_stream"](grid2(n, n, (32, 8)), (32, 8), args))
+    rows.append(["heat3d_stream 32x8", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
+                 f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
+    return rows, data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("."))
+    parser.add_argument("--n2d", type=int, default=8192)
+    parser.add_argument("--n3d", type=int, default=512)
+    opts = parser.parse_args()
+    rng = np.random.default_rng(8)
+    k = build(NOTEBOOK, KERNELS)
+    header = ["kernel", "steps/pass", "ms/step", "GB/s", "GFLOP/s"]
+    print(environment_line())
+    checks = check(k, rng)
+    print(markdown_table(["kernel", "size", "rel. error vs NumPy"],
+                         [[a, b, f"{e:.1e}"] for a, b, e in checks]))
+    bad = [r for r in checks if not r[2] < 1e-5]
+    rows2, data2 = time_2d(k, opts.n2d, rng)
+    rows3, data3 = time_3d(k, opts.n3d, rng)
+    print(f"\n2D {opts.n2d}^2, float32\n" + markdown_table(header, rows2))
+    print(f"\n3D {opts.n3d}^3, float32\n" + markdown_table(header, rows3))
+    single_gbs = BYTES_PER_POINT * opts.n2d ** 2 / data2["single_step_ms"] / 1e6
+    speedup = data2["single_step_ms"] / data2["temporal_best_ms"]
+    print(f"\nbest single step: {single_gbs:.0f} GB/s = {single_gbs / data2['copy_gbs']:.1%} "
+          f"of copy; temporal blocking: {speedup:.2f}x faster per step")
+    opts.out.mkdir(parents=True, exist_ok=True)
+    (opts.out / "stencil.json").write_text(json.dumps(
+        {"env": environment_line(), "checks": checks, "2d": data2, "3d": data3,
+         "table2d": rows2, "table3d": rows3}, indent=1))
+    if bad:
+        raise SystemExit(f"wrong results: {bad}")
+
+
+if __name__ == "__main__":
+    main()
