@@ -2,7 +2,7 @@
 
 The recorded outputs below were made on the GPU machine by this file itself::
 
-    python tests/test_sanitizer.py capture OUTDIR
+    python tests/test_sanitizer.py capture OUT.json
 
 which runs each sample kernel under ``compute-sanitizer --tool racecheck|memcheck|synccheck``
 (through PyCUDA, so no cudakit code is involved) and writes the raw text.
@@ -10,6 +10,7 @@ which runs each sample kernel under ``compute-sanitizer --tool racecheck|memchec
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -86,14 +87,16 @@ def _launch(case: str) -> None:
     drv.Context.synchronize()
 
 
-def _capture(outdir: Path) -> None:
-    outdir.mkdir(parents=True, exist_ok=True)
+def _capture(path: Path) -> None:
+    """Run every sample under its tool; write {case: {tool, exit, stdout, stderr}} as JSON."""
+    records = {}
     for case, tool in TOOLS.items():
         run = subprocess.run(
             ["compute-sanitizer", "--tool", tool, sys.executable, __file__, "launch", case],
-            capture_output=True, text=True, timeout=120)
-        (outdir / f"sanitizer_{case}_{tool}.txt").write_text(
-            f"# exit {run.returncode}\n{run.stdout}\n# stderr\n{run.stderr}")
+            capture_output=True, text=True, timeout=60)
+        records[case] = {"tool": tool, "exit": run.returncode, "stdout": run.stdout,
+                         "stderr": run.stderr}
+    path.write_text(json.dumps(records, indent=1))
 
 
 if __name__ == "__main__":
