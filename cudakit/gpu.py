@@ -159,6 +159,8 @@ class SourceModule:
 
 def __getattr__(name: str):
     """Everything else is ``pycuda.driver`` (or ``pycuda.gpuarray``), with a live context."""
+    if name.startswith("__"):
+        raise AttributeError(name)
     if name == "gpuarray":
         context()
         import pycuda.gpuarray

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-import sys
 
 from .errors import CudakitError
 
@@ -101,17 +100,16 @@ def cuda_cell(line: str, cell: str, namespace: dict) -> dict:
     return kernels
 
 
-def _show_error(shell, etype, value, tb, tb_offset=None):
+def _show_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
     """Show cudakit errors as their message alone: the traceback is cudakit's, not the user's."""
     from .gpu import translate
 
     if not isinstance(value, CudakitError):
         clear = translate(value)
         if clear is None:
-            return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+            return shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
         value = clear
-    print(f"{type(value).__name__}: {value}", file=sys.stderr)
-    return None
+    return [f"{type(value).__name__}: {value}"]
 
 
 def register(ipython) -> None:

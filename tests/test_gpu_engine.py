@@ -1,0 +1,107 @@
+"""The foundation on a real GPU (run by tools/gpu-check on the device machine)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from IPython.testing.globalipapp import start_ipython
+
+import cudakit
+from cudakit import cuda
+from cudakit.launcher import run_in_subprocess
+
+pytestmark = pytest.mark.gpu
+
+VEC_ADD = """
+__global__ void vec_add(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+OUT_OF_BOUNDS = """
+__global__ void wild(int *x) { x[threadIdx.x * (1 << 28)] = 1; }
+"""
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "cudakit")
+    return ip
+
+
+def test_engine_is_the_gpu():
+    assert cuda.backend == "gpu"
+
+
+def test_cuda_cell_kernel_gives_correct_results_on_the_device(shell):
+    shell.run_cell(f"%%cuda --name vec\n{VEC_ADD}")
+    vec_add = shell.user_ns["vec_add"]
+    rng = np.random.default_rng(1)
+    n = 1_000_003
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    c = np.full(n, np.nan, np.float32)
+    vec_add(cuda.In(a), cuda.In(b), cuda.Out(c), n, grid=((n + 255) // 256,), block=(256,))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_bad_launches_are_refused_and_the_context_survives(shell):
+    shell.run_cell(f"%%cuda --name vec2\n{VEC_ADD}")
+    vec_add = shell.user_ns["vec_add"]
+    x = cuda.to_device(np.ones(4096, np.float32))
+    with pytest.raises(cudakit.LaunchError, match="2048 threads"):
+        vec_add(x, x, x, 4096, grid=(2,), block=(2048,))
+    with pytest.raises(cudakit.ArgumentError, match="missing n"):
+        vec_add(x, x, x, grid=(16,), block=(256,))
+    with pytest.raises(cudakit.ArgumentError, match="float64"):
+        vec_add(cuda.In(np.ones(4096)), x, x, 4096, grid=(16,), block=(256,))
+    vec_add(x, x, x, 4096, grid=(16,), block=(256,))
+    out = np.empty(4096, np.float32)
+    cuda.memcpy_dtoh(out, x)
+    assert (out == 2).all()
+
+
+def test_kernel_fault_is_reported_clearly_in_its_own_process():
+    result = run_in_subprocess(OUT_OF_BOUNDS, "wild", grid=(1,), block=(32,),
+                               args=[np.zeros(32, np.int32)], timeout=120)
+    assert not result.ok
+    assert "KernelFaultError" in result.stderr and "context" in result.stderr
+
+
+def test_subprocess_launch_returns_the_arrays():
+    x = np.arange(64, dtype=np.float32)
+    result = run_in_subprocess(VEC_ADD, "vec_add", grid=(1,), block=(64,),
+                               args=[x, x, np.zeros_like(x), np.int32(64)])
+    assert result.ok, result.stderr
+    np.testing.assert_array_equal(result.outputs[2], 2 * x)
+
+
+def test_event_timer_and_benchmark(shell):
+    shell.run_cell(f"%%cuda --name vec3\n{VEC_ADD}")
+    vec_add = shell.user_ns["vec_add"]
+    n = 1 << 24
+    a = cuda.mem_alloc(4 * n)
+    run = lambda: vec_add(a, a, a, n, grid=(n // 256,), block=(256,))  # noqa: E731
+    bench = cudakit.benchmark(run, warmup=2, repeat=10)
+    assert len(bench.samples) == 10 and 0 < bench.min <= bench.median <= bench.max
+    assert not bench.emulated
+    with cudakit.timer() as t:
+        run()
+    assert t.ms > 0
+
+
+def test_device_info_matches_the_driver():
+    import pycuda.driver as drv
+
+    info = cudakit.device_info()
+    dev = drv.Device(0)
+    assert info.compute_capability == dev.compute_capability()
+    assert info.multiprocessors == dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+    assert info.peak_bandwidth_gbs > 100 and not info.emulated
+
+
+def test_default_arch_is_the_devices():
+    import pycuda.driver as drv
+
+    major, minor = drv.Device(0).compute_capability()
+    assert cudakit.compile(VEC_ADD).arch == f"sm_{major}{minor}"

@@ -1,0 +1,51 @@
+"""%%cuda and %cuda_device through a real IPython shell."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.testing.globalipapp import start_ipython
+
+import cudakit
+from cudakit.magic import parse_line
+
+
+@pytest.fixture(scope="module")
+def shell():
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "cudakit")
+    return ip
+
+
+def test_magic_line_options_become_nvcc_flags():
+    args, options = parse_line("--name reduce --arch sm_80 -O2 -D BLOCK=256 -DWARP=32 --keep-ptx")
+    assert (args.name, args.arch, args.keep_ptx) == ("reduce", "sm_80", True)
+    assert options == ("-O2", "-DBLOCK=256", "-DWARP=32")
+    with pytest.raises(cudakit.CudakitError, match="-O7"):
+        parse_line("-O7")
+
+
+def shown(shell, error: Exception) -> str:
+    """What the notebook shows for an error raised by a cell."""
+    return "\n".join(shell.CustomTB(type(error), error, error.__traceback__))
+
+
+def test_syntax_error_shows_the_cells_line_without_a_traceback(shell):
+    cell = "__global__ void k(float *x) {\n    x[threadIdx.x] = two;\n}\n"
+    result = shell.run_cell(f"%%cuda --name broken\n{cell}")
+    err = shown(shell, result.error_in_exec)
+    assert isinstance(result.error_in_exec, cudakit.CompileError)
+    assert "CompileError: nvcc failed to compile 'broken'" in err
+    assert "line 2" in err and "x[threadIdx.x] = two;" in err and '"two" is undefined' in err
+    assert "Traceback" not in err
+
+
+def test_unknown_arch_in_a_cell_is_a_clear_error(shell):
+    result = shell.run_cell("%%cuda --arch sm_99\n__global__ void k() {}\n")
+    assert isinstance(result.error_in_exec, cudakit.CompileError)
+    assert "unknown architecture 'sm_99'" in shown(shell, result.error_in_exec)
+
+
+def test_cuda_device_describes_the_engine_device(shell, capsys):
+    shell.run_line_magic("cuda_device", "")
+    out = capsys.readouterr().out
+    assert "compute capability" in out and "shared memory per block" in out
