@@ -20,7 +20,7 @@ test: venv
 	tools/install-system-deps
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 tests
-	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 --nbval labs --ignore=labs/drafts
+	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 --nbval --nbval-sanitize-with labs/sanitize.cfg labs --ignore=labs/drafts
 
 lint: venv
 	$(BIN)/ruff check .
