@@ -52,10 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kernels", nargs="*", default=KERNELS)
     parser.add_argument("--sizes", nargs="*", default=[f"{m}x{n}x{k}" for m, n, k in SIZES],
                         help="M x N x K of each problem, e.g. 4096x4096x4096")
-    parser.add_argument("-D", dest="defines", action="append", default=[],
-                        help="extra nvcc -D for tuning experiments, e.g. -D BK=16")
     args = parser.parse_args(argv)
-    k = build_kernels("12_matmul.ipynb", args.kernels, tuple(f"-D{d}" for d in args.defines))
+    k = build_kernels("12_matmul.ipynb", args.kernels)
     rng = np.random.default_rng(2026)
     print(environment_line())
     table, gflops = [], {}

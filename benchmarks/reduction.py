@@ -26,9 +26,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import nbformat
 import numpy as np
 
-from .common import ROOT, cuda_cells, environment_line, markdown_table
+from .common import ROOT, environment_line, markdown_table
 
 BLOCK = 256  # threads per block for every kernel; must equal BLOCK_SIZE in the lab
 # (time in ms, GB/s) of Harris, "Optimizing Parallel Reduction in CUDA" (2007),
@@ -53,27 +54,52 @@ def lab_notebook(name: str) -> Path:
     raise FileNotFoundError(f"no labs/{name} nor labs/drafts/{name}")
 
 
-def build_kernels(notebook: str, names: list[str], options: tuple[str, ...] = ()) -> dict:
-    """Compile a lab's ``%%cuda`` cells with nvcc for this GPU; CuPy functions by name.
+def cell_sources(notebook: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each ``%%cuda`` cell of a lab as (body, nvcc options), in order.
 
-    The cells are wrapped in ``extern "C"`` so the kernels keep their plain names.
+    ``%%cuda`` compiles every cell as its own module, so the benchmarks do the same.
+    """
+    from cudakit.magic import parse_line
+
+    nb = nbformat.read(lab_notebook(notebook), as_version=4)
+    cells = []
+    for cell in nb.cells:
+        first, _, body = cell.source.partition("\n")
+        if cell.cell_type == "code" and first.startswith("%%cuda"):
+            cells.append((body, parse_line(first[len("%%cuda"):])[1]))
+    return cells
+
+
+def build_kernels(notebook: str, names: list[str]) -> dict:
+    """Compile each ``%%cuda`` cell of a lab with nvcc for this GPU; CuPy functions by name.
+
+    Each cell is wrapped in ``extern "C"`` so that its kernels keep their plain names.
     """
     import cupy as cp
 
+    from cudakit.signature import parse_kernels
+
     major, minor = cp.cuda.Device().compute_capability
-    source = 'extern "C" {\n' + cuda_cells(lab_notebook(notebook)) + "\n}\n"
+    found = {}
     with tempfile.TemporaryDirectory() as tmp:
-        cu, cubin = Path(tmp) / "lab.cu", Path(tmp) / "lab.cubin"
-        cu.write_text(source)
-        cmd = ["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-O3", "-lineinfo",
-               "-Xptxas", "-v", *options, "-o", str(cubin), str(cu)]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"nvcc failed for {notebook}:\n{done.stderr}")
-        if os.environ.get("CUDAKIT_BENCH_VERBOSE"):
-            print(done.stderr)
-        module = cp.RawModule(path=str(cubin))
-        return {name: module.get_function(name) for name in names}
+        for index, (body, options) in enumerate(cell_sources(notebook)):
+            cu, cubin = Path(tmp) / f"cell{index}.cu", Path(tmp) / f"cell{index}.cubin"
+            cu.write_text('extern "C" {\n' + body + "\n}\n")
+            cmd = ["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-O3", "-lineinfo",
+                   "-Xptxas", "-v", *options, "-o", str(cubin), str(cu)]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"nvcc failed for cell {index} of {notebook}:\n{done.stderr}")
+            if os.environ.get("CUDAKIT_BENCH_VERBOSE"):
+                print(done.stderr)
+            module = cp.RawModule(path=str(cubin))
+            for name in parse_kernels(body):
+                if name in names:
+                    found[name] = module.get_function(name)
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise RuntimeError(f"{notebook} defines no kernel named {', '.join(missing)}")
+    return found
 
 
 def time_ms(fn: Callable[[], object], warmup: int = 3, repeat: int = 30) -> float:
@@ -205,9 +231,10 @@ def _cub_sum(d_in):
         from cupy.cuda import cub
     except ImportError:
         return None
-    if cub.cub_reduction(d_in, cub.CUPY_CUB_SUM) is None:
+    # dtype=int32: CUB sums in the input's type (CuPy's default would promote to int64)
+    if cub.cub_reduction(d_in, cub.CUPY_CUB_SUM, dtype=np.int32) is None:
         return None
-    return lambda: cub.cub_reduction(d_in, cub.CUPY_CUB_SUM)
+    return lambda: cub.cub_reduction(d_in, cub.CUPY_CUB_SUM, dtype=np.int32)
 
 
 if __name__ == "__main__":
