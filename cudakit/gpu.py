@@ -27,7 +27,7 @@ _FAULT_WORDS = (
     "illegal instruction",
     "hardware stack error",
     "launch timed out",
-    "an exception occurred on the device",
+    "an exception occurred on the device", "address space", "invalid program counter",
 )
 _state = {"context": None, "fault": None}
 
@@ -155,6 +155,19 @@ class SourceModule:
 
     def get_global(self, name: str):
         return self.module.get_global(name)
+
+
+class Context:
+    """``pycuda.driver.Context`` for the facade: synchronising reports device faults clearly."""
+
+    @staticmethod
+    def synchronize() -> None:
+        context()
+        translating(_driver().Context.synchronize)()
+
+    @staticmethod
+    def get_device():
+        return device()
 
 
 def __getattr__(name: str):
