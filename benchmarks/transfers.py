@@ -153,11 +153,7 @@ def link_peak(gpu: Gpu, copy4, nbytes: int = GB) -> dict[str, float]:
         up.synchronize()
         down.synchronize()
 
-    both()
-    t0 = time.perf_counter()
-    for _ in range(3):
-        both()
-    res["both directions at once, each"] = 3 * nbytes / (time.perf_counter() - t0) / 1e9
+    res["both directions at once, each"] = nbytes / gpu.time_ms(both, 5) / 1e6
     copy4(host_ptr, device, np.int32(n4), grid=grid, block=block)
     drv.memcpy_dtoh(pinned_b, device)
     if not np.array_equal(pinned_b, mapped):
@@ -197,10 +193,20 @@ def host_ms(fn: Callable[[], object], repeat: int) -> float:
     return float(np.median(samples))
 
 
-def saxpy_parts(gpu: Gpu, saxpy, nbytes: int, rng: np.random.Generator) -> dict[str, float]:
+def copy_pinned(drv, array: np.ndarray) -> np.ndarray:
+    """A page-locked copy of array."""
+    out = drv.pagelocked_empty(array.shape, array.dtype)
+    out[:] = array
+    return out
+
+
+def saxpy_parts(gpu: Gpu, saxpy, nbytes: int, rng: np.random.Generator,
+                pinned: bool) -> dict[str, float]:
     """Lab 07 at one size: NumPy time, each GPU part alone, and the GPU path end to end."""
     drv, a, n = gpu.drv, np.float32(2.5), nbytes // 4
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    if pinned:
+        x, y = copy_pinned(drv, x), copy_pinned(drv, y)
     d_x, d_y = drv.mem_alloc(nbytes), drv.mem_alloc(nbytes)
     grid, block = (min((n + 255) // 256, 8192), 1), (256, 1, 1)
     rep = repeats_for(nbytes)
@@ -231,10 +237,10 @@ def saxpy_parts(gpu: Gpu, saxpy, nbytes: int, rng: np.random.Generator) -> dict[
     return parts
 
 
-def cpu_or_gpu(gpu: Gpu, saxpy, sizes: list[int]) -> dict:
-    """Lab 07: SAXPY on NumPy vs the GPU with copies from ordinary arrays; model, crossover."""
+def cpu_or_gpu(gpu: Gpu, saxpy, sizes: list[int], pinned: bool) -> dict:
+    """Lab 07: SAXPY on NumPy vs the GPU with copies; model, predicted and measured crossover."""
     rng = np.random.default_rng(7)
-    per_size = [saxpy_parts(gpu, saxpy, nbytes, rng) for nbytes in sizes]
+    per_size = [saxpy_parts(gpu, saxpy, nbytes, rng, pinned) for nbytes in sizes]
     parts = {k: [p[k] for p in per_size] for k in per_size[0]}
     models = {k: fit_latency_bandwidth(sizes, v) for k, v in parts.items() if k != "gpu total"}
 
@@ -278,7 +284,9 @@ def main(argv: list[str] | None = None) -> None:
                             "fits": {k: fit_latency_bandwidth(sizes, v) for k, v in copies.items()}}
         result["link peak"] = link_peak(gpu, streams_src.get_function("copy4"), 1 << args.max_log2)
         result["launch"] = launch_overhead(gpu, speedup_src.get_function("empty"))
-        result["cpu or gpu"] = cpu_or_gpu(gpu, cpu_gpu_src.get_function("saxpy"), sizes)
+        for memory in ("pageable", "pinned"):
+            result[f"cpu or gpu, {memory}"] = cpu_or_gpu(
+                gpu, cpu_gpu_src.get_function("saxpy"), sizes, memory == "pinned")
     finally:
         gpu.close()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -306,15 +314,17 @@ def report(result: dict) -> str:
         lines.append(f"{direction}: pinned copy {pinned:.2f} GB/s = {pinned / best:.1%} of the "
                      f"best method ({best:.2f} GB/s); goal >= 90%")
     lines += ["", markdown_table(["empty kernel", "µs"], list(result["launch"].items()))]
-    cg = result["cpu or gpu"]
-    lines += ["", markdown_table(
-        ["size", *(f"{k} ms" for k in cg["parts"])],
-        [[f"{d // KB} KB", *(f"{cg['parts'][k][i]:.4f}" for k in cg["parts"])]
-         for i, d in enumerate(cg["sizes"])]), "",
-        markdown_table(["part", "S (µs)", "B (GB/s)"],
-                       [[k, f"{s * 1e3:.1f}", f"{b:.2f}"] for k, (s, b) in cg["models"].items()]),
-        f"predicted crossover: {cg['predicted crossover']} bytes; "
-        f"measured crossover: {cg['measured crossover']} bytes"]
+    for memory in ("pageable", "pinned"):
+        cg = result[f"cpu or gpu, {memory}"]
+        lines += ["", f"SAXPY, host arrays {memory}:", "", markdown_table(
+            ["size", *(f"{k} ms" for k in cg["parts"])],
+            [[f"{d // KB} KB", *(f"{cg['parts'][k][i]:.4f}" for k in cg["parts"])]
+             for i, d in enumerate(cg["sizes"])]), "",
+            markdown_table(["part", "S (µs)", "B (GB/s)"],
+                           [[k, f"{s * 1e3:.1f}", f"{b:.2f}"]
+                            for k, (s, b) in cg["models"].items()]),
+            f"predicted crossover: {cg['predicted crossover']} bytes; "
+            f"measured crossover: {cg['measured crossover']} bytes"]
     return "\n".join(lines)
 
 
