@@ -123,7 +123,7 @@ UNLIMITED = int(_UNLIMITED)
 # --------------------------------------------------------------------------- inputs
 
 
-def _kernel_info(obj: Any) -> Any | None:
+def kernel_info(obj: Any) -> Any | None:
     """The KernelInfo behind a compiled kernel or a ``%%cuda`` Kernel, else None."""
     info = getattr(obj, "info", obj)
     if all(hasattr(info, a) for a in ("registers", "shared_static", "arch")):
@@ -299,7 +299,7 @@ def _resolve(
     dynamic_shared_memory: int,
     barriers: int | None,
 ) -> tuple[ArchSpec, int, int, int]:
-    info = _kernel_info(compute_capability)
+    info = kernel_info(compute_capability)
     if info is not None:
         spec = _arch.get(info.arch)
         if registers_per_thread is None:
@@ -397,7 +397,7 @@ def max_potential_block_size(
     >>> s.block_size, s.blocks_per_sm
     (768, 2)
     """
-    has_kernel = _kernel_info(compute_capability) is not None
+    has_kernel = kernel_info(compute_capability) is not None
     dynamic = shared_memory_per_block if callable(shared_memory_per_block) else None
     fixed = None if dynamic is not None else shared_memory_per_block
     if fixed is None and not has_kernel:

@@ -1,0 +1,82 @@
+"""cudakit.widgets.OccupancyCalculator without a browser (see test_browser_occupancy.py)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from cudakit import occupancy
+from cudakit.widgets import OccupancyCalculator
+
+
+def test_shows_the_textbook_example_and_highlights_nothing_wrong():
+    calc = OccupancyCalculator(compute_capability="1.3", block_size=480,
+                               registers_per_thread=2, shared_memory_per_block=24)
+    assert calc.result == occupancy.calculate("1.3", 480, 2, 24)
+    assert "94%" in calc.summary.value
+    assert "30 of 32" in calc.summary.value
+    assert bytes(calc.plot.value[:4]) == b"\x89PNG"
+
+
+def test_every_control_changes_result_table_and_plot():
+    calc = OccupancyCalculator(compute_capability="9.0", block_size=256,
+                               registers_per_thread=32, shared_memory_per_block=0)
+    seen = {(calc.summary.value, bytes(calc.plot.value))}
+    calc.registers_per_thread.value = 64
+    assert calc.result.limiter == "registers"
+    assert "background:#ffe08a;font-weight:bold'><td>registers per SM" in calc.summary.value
+    seen.add((calc.summary.value, bytes(calc.plot.value)))
+    calc.shared_memory_per_block.value = 100_000
+    assert calc.result.limiter == "shared_memory"
+    seen.add((calc.summary.value, bytes(calc.plot.value)))
+    calc.block_size.value = 1024
+    seen.add((calc.summary.value, bytes(calc.plot.value)))
+    calc.carveout.value = calc.carveout.options[3][1]  # 16 KB carveout, too small: ignored
+    assert calc.result == occupancy.calculate("9.0", 1024, 64, 100_000,
+                                              shared_memory_carveout=calc.carveout.value)
+    assert len(seen) == 4
+
+
+def test_architecture_change_refits_the_sliders():
+    calc = OccupancyCalculator(compute_capability="9.0", block_size=1024,
+                               registers_per_thread=200, shared_memory_per_block=0)
+    calc.architecture.value = "1.3"
+    assert calc.block_size.max == 512 and calc.block_size.value <= 512
+    assert calc.registers_per_thread.max == 128
+    assert calc.carveout.disabled
+    assert calc.result.arch.compute_capability == (1, 3)
+    calc.architecture.value = "7.5"
+    assert [label for label, _ in calc.carveout.options[1:]] == ["32 KB", "64 KB"]
+
+
+def test_an_update_takes_well_under_a_second():
+    calc = OccupancyCalculator(compute_capability="9.0")
+    start = time.perf_counter()
+    for block in (64, 128, 256, 512, 1024):
+        calc.block_size.value = block
+    assert (time.perf_counter() - start) / 5 < 0.4
+
+
+@dataclass
+class Info:
+    name: str = "stencil"
+    arch: str = "sm_86"
+    registers: int = 72
+    shared_static: int = 6144
+    barriers: int = 1
+
+
+def test_opens_on_a_compiled_kernel():
+    calc = OccupancyCalculator(Info(), block_size=128, dynamic_shared_memory=1024)
+    assert calc.spec.compute_capability == (8, 6)
+    assert calc.registers_per_thread.value == 72
+    assert calc.shared_memory_per_block.value == 7168
+    assert calc.result == occupancy.calculate(Info(), 128, dynamic_shared_memory=1024)
+    assert "stencil" in calc.children[0].value
+
+
+def test_rejects_something_that_is_not_a_kernel():
+    with pytest.raises(ValueError, match="kernel must be a compiled kernel"):
+        OccupancyCalculator("sm_90")
