@@ -1,0 +1,134 @@
+"""The counting rules of the H100's L1/shared-memory unit, applied to warp-level accesses.
+
+Every function takes one :class:`~cudakit.emu.trace.AccessBatch` (W warps executing one
+memory instruction) and returns one number per warp, so the totals and the per-line,
+per-block and per-warp views all come from the same arrays.
+
+Global memory (the rules behind ``l1tex__t_requests`` / ``l1tex__t_sectors``):
+
+* a warp whose instruction has at least one active lane makes **one request**, whatever the
+  element size (1 to 16 bytes); a warp with no active lane makes none;
+* the request moves every **32-byte sector** that an active lane touches, each once, so lanes
+  reading the same word (broadcast) or the same sector share it.
+
+Shared memory (``l1tex__data_pipe_lsu_wavefronts_mem_shared`` and ``..._bank_conflicts``):
+
+* 32 banks, each 4 bytes wide; the 4-byte word at byte offset ``a`` lives in bank
+  ``(a // 4) % 32``;
+* accesses of 1 to 4 bytes are served for the whole warp at once; 8- and 16-byte accesses in two
+  half-warp phases (lanes 0-15, then 16-31); a phase with no active lane costs nothing;
+* a phase takes as many **wavefronts** as the largest number of *distinct* words that its active
+  lanes need from one bank (lanes that need the same word share it: broadcast/multicast);
+* a phase's ideal is ``ceil(distinct words / 32)`` wavefronts (at most 32 words per wavefront);
+  **bank conflicts** are wavefronts minus that ideal.
+
+These rules reproduce all cases of the H100 suite in ``tests/fixtures/ncu`` exactly; see
+``README.md`` in this folder for the measurements and the known differences.
+
+>>> import numpy as np
+>>> from cudakit.emu.trace import AccessBatch
+>>> lanes = np.arange(32, dtype=np.uint64)
+>>> b = AccessBatch("k", 1, 1, 0, "global", "ld", 4, np.zeros((1, 3), int), np.zeros(1, int),
+...                 np.ones((1, 32), bool), (lanes * 8)[None])  # stride of two floats
+>>> int(sectors(b)[0]), int(requests(b)[0])
+(8, 1)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SECTOR = 32  # bytes per sector of a global request
+BANKS = 32
+BANK_WIDTH = 4  # bytes per bank word
+WARP = 32
+_NONE = np.iinfo(np.uint64).max  # stands for "no address" in sorted distinct counts
+
+
+def requests(batch) -> np.ndarray:
+    """One request per warp that has at least one active lane: ``(W,)`` int."""
+    return batch.mask.any(axis=1).astype(np.int64)
+
+
+def _distinct(values: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Count distinct values per row among active entries: ``(R, K)`` → ``(R,)``."""
+    marked = np.where(active, values, _NONE)
+    ordered = np.sort(marked, axis=-1)
+    new = np.ones(ordered.shape, bool)
+    new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    return (new & (ordered != _NONE)).sum(axis=-1)
+
+
+def sectors(batch) -> np.ndarray:
+    """Distinct 32-byte sectors touched by the active lanes of each warp: ``(W,)`` int."""
+    first = batch.address // SECTOR
+    last = (batch.address + np.uint64(batch.size - 1)) // SECTOR
+    both = np.concatenate([first, last], axis=1)
+    return _distinct(both, np.concatenate([batch.mask, batch.mask], axis=1))
+
+
+def bytes_used(batch) -> np.ndarray:
+    """Distinct bytes the active lanes of each warp read or write: ``(W,)`` int."""
+    if not (batch.address % np.uint64(batch.size)).any():  # aligned: lanes share or are disjoint
+        return _distinct(batch.address, batch.mask) * batch.size
+    offsets = np.arange(batch.size, dtype=np.uint64)
+    each = (batch.address[:, :, None] + offsets).reshape(batch.warps, -1)
+    active = np.repeat(batch.mask, batch.size, axis=1)
+    return _distinct(each, active)
+
+
+def bytes_requested(batch) -> np.ndarray:
+    """Bytes asked for by the active lanes (counting repeats): ``(W,)`` int."""
+    return batch.mask.sum(axis=1) * batch.size
+
+
+def phase_lanes(size: int) -> int:
+    """Lanes served together by shared memory for an access of ``size`` bytes."""
+    return WARP if size <= BANK_WIDTH else WARP // 2
+
+
+def _shared_words(batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per phase, the words each active lane needs: ``(W * phases, lanes * words)`` twice."""
+    per_lane = max(1, batch.size // BANK_WIDTH)
+    lanes = phase_lanes(batch.size)
+    words = batch.address // BANK_WIDTH
+    words = words[:, :, None] + np.arange(per_lane, dtype=np.uint64)
+    active = np.repeat(batch.mask[:, :, None], per_lane, axis=2)
+    rows = batch.warps * (WARP // lanes)
+    return words.reshape(rows, lanes * per_lane), active.reshape(rows, lanes * per_lane)
+
+
+def _per_warp(per_phase: np.ndarray, batch) -> np.ndarray:
+    return per_phase.reshape(batch.warps, -1).sum(axis=1)
+
+
+def wavefronts(batch) -> np.ndarray:
+    """Shared-memory wavefronts of each warp: ``(W,)`` int (0 for a warp with no active lane)."""
+    words, active = _shared_words(batch)
+    ordered = np.sort(np.where(active, words, _NONE), axis=1)
+    new = np.ones(ordered.shape, bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    new &= ordered != _NONE
+    rows = np.repeat(np.arange(ordered.shape[0]), ordered.shape[1])
+    banks = (ordered % BANKS).astype(np.int64).ravel()
+    per_bank = np.bincount(rows * BANKS + banks, weights=new.ravel(),
+                           minlength=ordered.shape[0] * BANKS)
+    worst = per_bank.reshape(-1, BANKS).max(axis=1).astype(np.int64)
+    return _per_warp(worst, batch)
+
+
+def ideal_wavefronts(batch) -> np.ndarray:
+    """Wavefronts each warp would need without bank conflicts: ``(W,)`` int."""
+    words, active = _shared_words(batch)
+    distinct = _distinct(words, active)
+    return _per_warp(-(-distinct // BANKS), batch)
+
+
+def bank_of(address: np.ndarray) -> np.ndarray:
+    """Bank of each shared-memory byte offset."""
+    return (np.asarray(address, dtype=np.uint64) // BANK_WIDTH % BANKS).astype(np.int64)
+
+
+def sector_of(address: np.ndarray) -> np.ndarray:
+    """32-byte sector number of each global byte address."""
+    return (np.asarray(address, dtype=np.uint64) // SECTOR).astype(np.int64)
