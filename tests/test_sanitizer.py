@@ -5,7 +5,9 @@ The recorded outputs below were made on the GPU machine by this file itself::
     python tests/test_sanitizer.py capture OUT.json
 
 which runs each sample kernel under ``compute-sanitizer --tool racecheck|memcheck|synccheck``
-(through PyCUDA, so no cudakit code is involved) and writes the raw text.
+(through PyCUDA, so no cudakit code is involved) and writes the raw text. Recorded on
+2026-11-22, NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0; the host backtrace frames
+("Host Frame" lines) were dropped to keep this file short.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+import cudakit
+from cudakit.sanitizer import SanitizerReport, parse_output, sanitize
 
 SAMPLES = {
     "racy": r"""
@@ -69,6 +75,172 @@ extern "C" __global__ void block_sum(const int *x, int *out)
 """,
 }
 TOOLS = {"racy": "racecheck", "fixed": "racecheck", "oob": "memcheck", "barrier": "synccheck"}
+
+RECORDED = {
+    "racy": (
+        "========= COMPUTE-SANITIZER\n"
+        "========= Error: Race reported between Write access at block_sum+0x190 in kernel.cu:6\n"
+        "=========     and Read access at block_sum+0x130 in kernel.cu:9 [2048 hazards]\n"
+        "=========     and Read access at block_sum+0x140 in kernel.cu:9 [896 hazards]\n"
+        "=========     and Read access at block_sum+0x150 in kernel.cu:9 [384 hazards]\n"
+        "=========     and Read access at block_sum+0x160 in kernel.cu:9 [256 hazards]\n"
+        "=========     and Read access at block_sum+0x170 in kernel.cu:9 [64 hazards]\n"
+        "=========     and Read access at block_sum+0x180 in kernel.cu:9 [32 hazards]\n"
+        "=========     and Read access at block_sum+0x1b0 in kernel.cu:9 [128 hazards]\n"
+        "========= \n"
+        "========= Error: Race reported between Write access at block_sum+0x1c0 in kernel.cu:9\n"
+        "=========     and Read access at block_sum+0x140 in kernel.cu:9 [512 hazards]\n"
+        "=========     and Read access at block_sum+0x150 in kernel.cu:9 [384 hazards]\n"
+        "=========     and Read access at block_sum+0x1b0 in kernel.cu:9 [128 hazards]\n"
+        "=========     and Read access at block_sum+0x1f0 in kernel.cu:9 [16 hazards]\n"
+        "========= \n"
+        "========= Error: Race reported between Write access at block_sum+0x200 in kernel.cu:9\n"
+        "=========     and Read access at block_sum+0x150 in kernel.cu:9 [128 hazards]\n"
+        "=========     and Read access at block_sum+0x1f0 in kernel.cu:9 [16 hazards]\n"
+        "========= \n"
+        "========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)\n"
+    ),
+    "fixed": (
+        "========= COMPUTE-SANITIZER\n"
+        "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+    ),
+    "oob": (
+        "========= COMPUTE-SANITIZER\n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (248,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800fe0 is out of bounds\n"
+        "=========     and is 1 bytes after the nearest allocation at 0x7fde10800000 of s"
+        "ize 4,064 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (249,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800fe4 is out of bounds\n"
+        "=========     and is 5 bytes after the nearest allocation at 0x7fde10800000 of s"
+        "ize 4,064 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (250,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800fe8 is out of bounds\n"
+        "=========     and is 9 bytes after the nearest allocation at 0x7fde10800000 of s"
+        "ize 4,064 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (251,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800fec is out of bounds\n"
+        "=========     and is 13 bytes after the nearest allocation at 0x7fde10800000 of "
+        "size 4,064 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (252,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800ff0 is out of bounds\n"
+        "=========     and is 16 bytes before the nearest allocation at 0x7fde10801000 of"
+        " size 4,096 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (253,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800ff4 is out of bounds\n"
+        "=========     and is 12 bytes before the nearest allocation at 0x7fde10801000 of"
+        " size 4,096 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (254,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800ff8 is out of bounds\n"
+        "=========     and is 8 bytes before the nearest allocation at 0x7fde10801000 of "
+        "size 4,096 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at block_sum+0x90 in kernel.cu:5\n"
+        "=========     by thread (255,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7fde10800ffc is out of bounds\n"
+        "=========     and is 4 bytes before the nearest allocation at 0x7fde10801000 of "
+        "size 4,096 bytes\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "========= \n"
+        "========= Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified l"
+        "aunch failure\" on CUDA API call to cuCtxSynchronize.\n"
+        "=========     Saved host backtrace up to driver entry point at error\n"
+        "========= \n"
+        "========= Target application returned an error\n"
+        "========= ERROR SUMMARY: 9 errors\n"
+    ),
+    "barrier": (
+        "========= COMPUTE-SANITIZER\n"
+        "========= ERROR SUMMARY: 0 errors\n"
+    ),
+}
+
+
+def test_race_report_names_the_write_and_read_lines():
+    findings = parse_output("racecheck", RECORDED["racy"])
+    assert [f.kind for f in findings] == ["race"] * 3
+    assert findings[0].lines == [6, 9, 9, 9, 9, 9, 9, 9]
+    assert findings[0].hazards == 2048 + 896 + 384 + 256 + 64 + 32 + 128
+    assert sum(f.hazards for f in findings) == 3808 + 1040 + 144
+
+
+def test_fixed_kernel_is_clean():
+    assert parse_output("racecheck", RECORDED["fixed"]) == []
+
+
+def test_out_of_bounds_reads_are_grouped_with_the_launch_failure_apart():
+    findings = parse_output("memcheck", RECORDED["oob"])
+    assert [(f.kind, f.count) for f in findings] == [("invalid access", 8), ("api error", 1)]
+    first = findings[0]
+    assert first.message == "Invalid __global__ read of size 4 bytes"
+    assert first.lines == [5]
+    assert "by thread (248,0,0) in block (3,0,0)" in first.details
+    assert not any(d.startswith("Host Frame") for d in first.details)
+
+
+def test_divergent_barrier_passes_synccheck_on_sm90():
+    # recorded fact: on sm_90 synccheck does not flag `if (t < 128) __syncthreads();`
+    assert parse_output("synccheck", RECORDED["barrier"]) == []
+
+
+def test_report_quotes_the_kernel_lines():
+    findings = parse_output("racecheck", RECORDED["racy"])
+    text = str(SanitizerReport("racecheck", "compute-sanitizer", findings, SAMPLES["racy"]))
+    assert text.startswith("racecheck (compute-sanitizer): 3 problems")
+    assert "line 6: s[t] = x[blockIdx.x * 256 + t];" in text
+    assert "line 9: s[t] += s[t + stride];" in text
+    clean = SanitizerReport("racecheck", "compute-sanitizer", [], SAMPLES["fixed"])
+    assert clean.clean and str(clean) == "racecheck (compute-sanitizer): no problems found"
+
+
+def test_unknown_tool_is_refused():
+    with pytest.raises(cudakit.CudakitError, match="initcheck"):
+        parse_output("initcheck", "")
+    with pytest.raises(cudakit.CudakitError, match="one of memcheck, racecheck, synccheck"):
+        sanitize("block_sum", grid=(1,), block=(1,), tool="leakcheck")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(TOOLS))
+def test_gpu_run_matches_the_recording(case):
+    x = np.arange(4 * 256, dtype=np.int32)
+    out = np.zeros(4 * 256 if case == "oob" else 4, dtype=np.int32)
+    if case == "oob":
+        x = x[:-8]
+    report = sanitize("block_sum", x, out, grid=(4,), block=(256,), tool=TOOLS[case],
+                      source=SAMPLES[case])
+    expected = parse_output(TOOLS[case], RECORDED[case])
+    assert [(f.kind, f.lines) for f in report.findings] == [(f.kind, f.lines) for f in expected]
+    if case == "fixed":
+        assert report.outputs[1].tolist() == x.reshape(4, 256).sum(axis=1).tolist()
 
 
 def _launch(case: str) -> None:
