@@ -79,7 +79,8 @@ def cuda_cell(line: str, cell: str, namespace: dict) -> dict:
 
     args, options = parse_line(line)
     name = args.name or "cell"
-    kernels = load(cell, options, arch=args.arch, name=name)
+    source = "\n" + cell  # line numbers in reports then count the %%cuda line, as Jupyter does
+    kernels = load(source, options, arch=args.arch, name=name)
     engine = backend_name()
     if engine == "emu" and not _NOTED_ENGINE["done"]:
         print("(no GPU here: these kernels run on the cudakit CPU emulator)")
@@ -92,7 +93,7 @@ def cuda_cell(line: str, cell: str, namespace: dict) -> dict:
     if args.keep_ptx:
         from .compiler import compile as nvcc_compile
 
-        ptx = nvcc_compile(cell, options, arch=args.arch, name=name, ptx=True).ptx
+        ptx = nvcc_compile(source, options, arch=args.arch, name=name, ptx=True).ptx
         namespace[f"{_identifier(name)}_ptx"] = ptx
         print(f"PTX kept in the variable {_identifier(name)}_ptx ({len(ptx.splitlines())} lines)")
     if not kernels:

