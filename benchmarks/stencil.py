@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +25,8 @@ import numpy as np
 from benchmarks.common import cuda_cells, environment_line, markdown_table
 
 NOTEBOOK = "labs/drafts/21_stencil.ipynb"
-KERNELS = ("average3", "average3_shared", "heat2d", "heat2d_shared", "heat3d", "heat3d_stream",
-           "heat2d_temporal", "copy4")
+KERNELS = ("average3", "average3_shared", "heat2d", "heat2d_shared", "heat2d_rows", "heat3d",
+           "heat3d_stream", "heat2d_temporal", "copy4")
 C0, C1 = 0.6, 0.1          # c0 + 4 c1 = 1: a stable explicit heat step
 FLOP_2D, FLOP_3D = 6, 8    # flop per updated point
 BYTES_PER_POINT = 8        # one float read, one written, per sweep
@@ -85,6 +86,18 @@ def build(notebook: str, names: tuple[str, ...]):
     return {name: module.get_function(name) for name in names}
 
 
+def rows_per_thread(notebook: str) -> int:
+    """``H2_ROWS`` of the lab's ``heat2d_rows`` cell: the rows one thread walks."""
+    return int(re.search(r"H2_ROWS\s*=\s*(\d+)", cuda_cells(notebook)).group(1))
+
+
+def rows_launch(k, u, v, nx, ny, width=256):
+    """Launch ``heat2d_rows``: blocks of ``width`` threads, each thread a column of H2_ROWS."""
+    rows = rows_per_thread(NOTEBOOK)
+    k((-(-nx // width), -(-(ny - 2) // rows)), (width, 1),
+      (u, v, np.int32(nx), np.int32(ny), np.float32(C0), np.float32(C1)))
+
+
 def grid2(nx: int, ny: int, block: tuple[int, int]) -> tuple[int, int]:
     return (-(-nx // block[0]), -(-ny // block[1]))
 
@@ -122,6 +135,9 @@ def check(k, rng) -> list[list]:
         k[name](grid2(nx, ny, block), block,
                 (d_in, d_out, np.int32(nx), np.int32(ny), np.float32(C0), np.float32(C1)))
         rows.append([name, f"{ny}x{nx}", relative_error(d_out.get(), ref1)])
+    d_in, d_out = cp.asarray(u), cp.asarray(u)
+    rows_launch(k["heat2d_rows"], d_in, d_out, nx, ny, width=128)
+    rows.append(["heat2d_rows", f"{ny}x{nx}", relative_error(d_out.get(), ref1)])
 
     steps = 12
     ref = heat2d_reference(u, C0, C1, steps)
@@ -159,6 +175,9 @@ def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
     copy_ms = median_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
     data["copy_gbs"] = sweep / copy_ms / 1e6
     rows.append(["copy4 (ceiling)", "-", f"{copy_ms:.3f}", f"{data['copy_gbs']:.0f}", "-"])
+    memcpy_ms = median_ms(lambda: v.data.copy_from_device(u.data, u.nbytes))
+    data["memcpy_gbs"] = sweep / memcpy_ms / 1e6
+    rows.append(["cudaMemcpy DtoD", "-", f"{memcpy_ms:.3f}", f"{data['memcpy_gbs']:.0f}", "-"])
 
     args = (u, v, np.int32(n), np.int32(n), np.float32(C0), np.float32(C1))
     best = None
@@ -171,6 +190,11 @@ def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
     rows.append(["heat2d_shared 32x8", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
                  f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
     best = min(best, ms)
+    for width in (128, 256, 512):
+        ms = median_ms(lambda w=width: rows_launch(k["heat2d_rows"], u, v, n, n, w))
+        rows.append([f"heat2d_rows {width}x1", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
+                     f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
+        best = min(best, ms)
     data["single_step_ms"] = best
 
     for wx, wy in ((64, 32), (64, 64), (128, 32), (128, 64), (256, 32)):
@@ -217,14 +241,32 @@ def time_3d(k, n: int, rng) -> tuple[list[list], dict]:
     return rows, data
 
 
+def profile_runs(k, n: int, rng) -> None:
+    """Each 2D kernel twice at full size, untimed: the workload for ``ncu``."""
+    import cupy as cp
+
+    u = cp.asarray(rng.random((n, n), dtype=np.float32))
+    v = u.copy()
+    args = (u, v, np.int32(n), np.int32(n), np.float32(C0), np.float32(C1))
+    for _ in range(2):
+        k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n * n // 4)))
+        k["heat2d"](grid2(n, n, (128, 2)), (128, 2), args)
+        rows_launch(k["heat2d_rows"], u, v, n, n)
+        temporal_launch(k["heat2d_temporal"], u, v, n, n, 128, 64, 6, block=(64, 8))
+    cp.cuda.Device().synchronize()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--n2d", type=int, default=8192)
     parser.add_argument("--n3d", type=int, default=512)
+    parser.add_argument("--profile", action="store_true", help="only run the 2D kernels, for ncu")
     opts = parser.parse_args()
     rng = np.random.default_rng(8)
     k = build(NOTEBOOK, KERNELS)
+    if opts.profile:
+        return profile_runs(k, opts.n2d, rng)
     header = ["kernel", "steps/pass", "ms/step", "GB/s", "GFLOP/s"]
     print(environment_line())
     checks = check(k, rng)
@@ -238,7 +280,8 @@ def main() -> None:
     single_gbs = BYTES_PER_POINT * opts.n2d ** 2 / data2["single_step_ms"] / 1e6
     speedup = data2["single_step_ms"] / data2["temporal_best_ms"]
     print(f"\nbest single step: {single_gbs:.0f} GB/s = {single_gbs / data2['copy_gbs']:.1%} "
-          f"of copy; temporal blocking: {speedup:.2f}x faster per step")
+          f"of the copy kernel, {single_gbs / data2['memcpy_gbs']:.1%} of cudaMemcpy;\n"
+          f"temporal blocking: {speedup:.2f}x faster per step")
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "stencil.json").write_text(json.dumps(
         {"env": environment_line(), "checks": checks, "2d": data2, "3d": data3,
