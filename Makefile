@@ -1,6 +1,8 @@
 # Two commands for everyone: `make lab` and `make test`.  Both build .venv first.
 PYTHON ?= python3
 VENV   := .venv
+LAB_ARGS ?=
+ROOT_ARG := $(if $(filter 0,$(shell id -u)),--allow-root)
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
@@ -14,7 +16,7 @@ $(STAMP): pyproject.toml tools/setup-venv
 
 lab: venv
 	@tools/gpu-status --once
-	$(BIN)/jupyter lab --notebook-dir=labs
+	$(BIN)/jupyter lab --notebook-dir=labs $(ROOT_ARG) $(LAB_ARGS)
 
 test: venv
 	tools/install-system-deps
