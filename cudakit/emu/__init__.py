@@ -1,0 +1,76 @@
+"""CPU SIMT emulator of CUDA C++ kernels with the PyCUDA interface.
+
+Kernels are parsed with tree-sitter-cuda after the C preprocessor and compiled
+once into closures that run every lane of a batch of blocks at once with NumPy
+(warps in lockstep, per-lane active masks). memcheck, racecheck, divergent
+barriers and endless loops become clear errors. Timings measured here are
+emulator timings, never GPU timings.
+
+>>> import numpy as np
+>>> from cudakit import emu
+>>> mod = emu.SourceModule('''
+... __global__ void add(const float* a, const float* b, float* c, int n) {
+...     int i = blockIdx.x * blockDim.x + threadIdx.x;
+...     if (i < n) c[i] = a[i] + b[i];
+... }''', no_extern_c=True)
+>>> a = np.arange(100, dtype=np.float32); c = np.zeros_like(a)
+>>> mod.get_function("add")(emu.In(a), emu.In(a), emu.Out(c), np.int32(100),
+...                         grid=(4, 1), block=(32, 1, 1))
+>>> bool((c == 2 * a).all())
+True
+"""
+
+from ..errors import (
+    ArgumentError,
+    BarrierError,
+    KernelTimeout,
+    LaunchError,
+    MemcheckError,
+    RaceError,
+    UnsupportedError,
+)
+from . import gpuarray
+from .driver import (
+    Context,
+    DeviceAllocation,
+    Event,
+    Function,
+    In,
+    InOut,
+    Memcpy2D,
+    Out,
+    SourceModule,
+    Stream,
+    from_device,
+    from_device_like,
+    init,
+    mem_alloc,
+    mem_alloc_like,
+    mem_alloc_pitch,
+    mem_get_info,
+    memcpy_dtod,
+    memcpy_dtod_async,
+    memcpy_dtoh,
+    memcpy_dtoh_async,
+    memcpy_htod,
+    memcpy_htod_async,
+    memset_d8,
+    memset_d32,
+    pagelocked_empty,
+    pagelocked_empty_like,
+    pagelocked_zeros,
+    to_device,
+)
+from .trace import AccessBatch, Trace
+
+backend = "emu"
+
+__all__ = [
+    "AccessBatch", "ArgumentError", "BarrierError", "Context", "DeviceAllocation", "Event",
+    "Function", "In", "InOut", "KernelTimeout", "LaunchError", "MemcheckError", "Memcpy2D",
+    "Out", "RaceError", "SourceModule", "Stream", "Trace", "UnsupportedError", "backend",
+    "from_device", "from_device_like", "gpuarray", "init", "mem_alloc", "mem_alloc_like",
+    "mem_alloc_pitch", "mem_get_info", "memcpy_dtod", "memcpy_dtod_async", "memcpy_dtoh",
+    "memcpy_dtoh_async", "memcpy_htod", "memcpy_htod_async", "memset_d8", "memset_d32",
+    "pagelocked_empty", "pagelocked_empty_like", "pagelocked_zeros", "to_device",
+]

@@ -1,0 +1,1190 @@
+"""Compile the tree-sitter syntax tree of a kernel into Python closures.
+
+Types are resolved at compile time; each expression becomes a closure that
+computes all lanes of a batch at once with NumPy, each statement a closure that
+runs under the batch's active mask. The tree is walked once per kernel (and per
+template instantiation), never per thread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from . import ctypes as ct
+from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, CType
+from .memory import LOCAL_BASE, SHARED_BASE
+from .runtime import Batch, SharedSymbol, Site
+from .values import cast_dtype, convert, full, select, zero
+
+BUILTIN_VARS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "bd", "gridDim": "gd"}
+QUALIFIERS_IGNORED = {"const", "volatile", "__restrict__", "__restrict", "restrict",
+                      "__device__", "__host__", "__forceinline__", "__inline__", "inline",
+                      "static", "__noinline__", "constexpr", "register", "__global__"}
+
+
+class Expr:
+    """A compiled expression: ``fn(batch)`` gives its value; ``type`` its C type."""
+
+    __slots__ = ("fn", "type", "lv", "const", "pure")
+
+    def __init__(self, fn, type: CType, lv=None, const=None, pure=True):
+        self.fn = fn
+        self.type = type
+        self.lv = lv
+        self.const = const
+        self.pure = pure
+
+
+def constant(value, t: CType) -> Expr:
+    v = zero(t) if value is None else cast_dtype(np.asarray(value), t.dtype)
+    return Expr(lambda b: v, t, const=v)
+
+
+class RegisterLV:
+    """A local variable held per lane in the frame."""
+
+    def __init__(self, slot: int, t: CType):
+        self.slot, self.type = slot, t
+
+    def addr(self, b):
+        return None
+
+    def load_at(self, b, a):
+        return b.frame[self.slot]
+
+    def store_at(self, b, a, v):
+        if b.full:
+            b.frame[self.slot] = v
+        else:
+            b.frame[self.slot] = select(b.mask, v, full(b.frame[self.slot], b.size))
+
+
+class ComponentLV:
+    """One component (``.x``) of a vector held in a register."""
+
+    def __init__(self, inner: RegisterLV, comp: int, t: CType):
+        self.inner, self.comp, self.type = inner, comp, t
+
+    def addr(self, b):
+        return None
+
+    def load_at(self, b, a):
+        return b.frame[self.inner.slot][self.comp]
+
+    def store_at(self, b, a, v):
+        vec = list(b.frame[self.inner.slot])
+        vec[self.comp] = v if b.full else select(b.mask, v, full(vec[self.comp], b.size))
+        b.frame[self.inner.slot] = tuple(vec)
+
+
+class MemoryLV:
+    """An object in memory at a per-lane address."""
+
+    def __init__(self, addr_fn, t: CType, site: Site):
+        self.addr_fn, self.type, self.site = addr_fn, t, site
+        if t.kind == "vec":
+            self.dtype, self.count, self.align = t.base.dtype, t.dims[0], t.align
+            if t.dims[0] == 3:
+                self.align = t.base.size
+        else:
+            self.dtype, self.count, self.align = t.dtype, 1, t.size
+
+    def addr(self, b):
+        return self.addr_fn(b)
+
+    def load_at(self, b, a):
+        comps = b.load(a, self.dtype, self.count, self.align, self.site)
+        return tuple(comps) if self.type.kind == "vec" else comps[0]
+
+    def store_at(self, b, a, v):
+        comps = list(v) if self.type.kind == "vec" else [v]
+        b.store(a, comps, self.dtype, self.align, self.site)
+
+
+def lv_expr(lv, t: CType, pure: bool) -> Expr:
+    return Expr(lambda b: lv.load_at(b, lv.addr(b)), t, lv=lv, pure=pure)
+
+
+def truth(v):
+    """C truth value of a scalar value (bool array or bool)."""
+    return v != 0
+
+
+# numpy operation per C operator, for operands already converted to the common type
+def _div(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        return np.divide(x, y)
+    zero_div = y == 0
+    ys = np.where(zero_div, 1, y).astype(np.asarray(y).dtype)
+    q = np.floor_divide(x, ys)
+    if np.asarray(x).dtype.kind == "i":
+        r = x - q * ys
+        q = q + ((r != 0) & ((r < 0) != (ys < 0))).astype(q.dtype)
+    return np.where(zero_div, -1, q).astype(np.asarray(q).dtype)[()]
+
+
+def _mod(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        return np.fmod(x, y)
+    ys = np.where(y == 0, 1, y).astype(np.asarray(y).dtype)
+    return np.fmod(x, ys)
+
+
+ARITH = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "/": _div, "%": _mod,
+    "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+}
+COMPARE = {"<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
+           "==": np.equal, "!=": np.not_equal}
+SHIFT = {"<<": np.left_shift, ">>": np.right_shift}
+
+
+def caster(src: CType, dst: CType):
+    if src == dst or (src.dtype is not None and src.dtype == dst.dtype):
+        return None
+    return lambda x: convert(x, src, dst)
+
+
+def decay(t: CType) -> CType:
+    return ct.pointer(t.base) if t.kind == "array" else t
+
+
+class LoopCtx:
+    __slots__ = ("kind", "brk", "cont")
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.brk = None
+        self.cont = None
+
+
+class Scope:
+    def __init__(self, parent=None):
+        self.parent = parent
+        self.names: dict = {}
+
+    def find(self, name):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+
+class Binding:
+    """What a name means: a register slot, a memory object, a constant or a type."""
+
+    __slots__ = ("kind", "type", "slot", "addr", "value")
+
+    def __init__(self, kind, type=None, slot=None, addr=None, value=None):
+        self.kind, self.type, self.slot, self.addr, self.value = kind, type, slot, addr, value
+
+
+class Kernel:
+    """A compiled kernel instantiation, ready to launch."""
+
+    def __init__(self, name: str, module):
+        self.name = name
+        self.module = module
+        self.params: list[tuple[str, CType]] = []
+        self.body = None
+        self.nslots = 0
+        self.frame_bytes = 0
+        self.shared_static = 0
+        self.shared_symbols: list[SharedSymbol] = []
+        self.dynamic_shared = False
+        self.sites = module.sites
+
+
+class Function:
+    """A compiled ``__device__`` function instantiation (body filled after compiling)."""
+
+    def __init__(self, name, ret: CType, params):
+        self.name, self.ret, self.params = name, ret, params
+        self.body = None
+        self.nslots = 0
+        self.frame_bytes = 0
+
+
+class Compiler:
+    """Compiles one function body (kernel or device function) into closures."""
+
+    def __init__(self, module, kernel: Kernel, tbind: dict, source_name: str):
+        self.m = module
+        self.k = kernel
+        self.scope = Scope(module.globals)
+        for n, bnd in tbind.items():
+            self.scope.names[n] = bnd
+        self.nslots = 0
+        self.frame_bytes = 0
+        self.ret_type: CType = ct.VOID
+        self.fname = source_name
+        self.loop_depth = 0
+
+    # -- errors and sites ------------------------------------------------------------
+    def line(self, node) -> int:
+        return self.m.unit.user_line(node.start_point[0])
+
+    def unsupported(self, node, what: str | None = None):
+        text = node.text.decode(errors="replace").split("\n")[0][:60]
+        what = what or f"'{node.type}' ({text})"
+        return UnsupportedError(
+            f"the emulator does not support {what} at line {self.line(node)} in "
+            f"'{self.fname}'. Rewrite it with the supported subset (see cudakit.emu docs) "
+            f"or run on a GPU."
+        )
+
+    def site(self, node) -> Site:
+        text = " ".join(node.text.decode(errors="replace").split())[:60]
+        s = Site(len(self.m.sites), self.line(node), node.start_point[1] + 1, text)
+        self.m.sites.append(s)
+        return s
+
+    # -- types -----------------------------------------------------------------------
+    def base_type(self, node) -> CType:
+        if node.type in ("primitive_type", "type_identifier"):
+            name = node.text.decode()
+            b = self.scope.find(name)
+            if b is not None and b.kind == "type":
+                return b.type
+            t = ct.lookup(name)
+            if t is None:
+                raise self.unsupported(node, f"the type '{name}'")
+            return t
+        if node.type == "sized_type_specifier":
+            words = [c.text.decode() for c in node.children if c.type != "comment"]
+            t = ct.lookup(" ".join(words))
+            if t is None:
+                raise self.unsupported(node, f"the type '{' '.join(words)}'")
+            return t
+        if node.type == "qualified_identifier":
+            return self.base_type(node.child_by_field_name("name"))
+        raise self.unsupported(node, f"the type '{node.text.decode()}'")
+
+    def qualifiers(self, node) -> set[str]:
+        out = set()
+        for c in node.children:
+            if c.type in ("type_qualifier", "storage_class_specifier"):
+                out.add(c.text.decode().strip())
+            elif c.type in ("__global__", "__device__", "__host__", "__forceinline__"):
+                out.add(c.type)
+        return out
+
+    def declarator(self, node, t: CType):
+        """Unwrap a declarator: return ``(name, type, init_node, unsized)``."""
+        init = None
+        dims: list = []
+        while True:
+            if node.type == "init_declarator":
+                init = node.child_by_field_name("value")
+                node = node.child_by_field_name("declarator")
+            elif node.type == "pointer_declarator":
+                t = ct.pointer(t)
+                node = node.child_by_field_name("declarator")
+            elif node.type == "array_declarator":
+                size = node.child_by_field_name("size")
+                dims.insert(0, None if size is None else self.const_int(size))
+                node = node.child_by_field_name("declarator")
+            elif node.type in ("identifier", "field_identifier"):
+                break
+            elif node.type == "parenthesized_declarator":
+                node = node.named_children[0]
+            else:
+                raise self.unsupported(node, f"the declarator '{node.text.decode()}'")
+        unsized = bool(dims) and dims[0] is None
+        if dims:
+            if None in dims[1:]:
+                raise self.unsupported(node, "an array with an unknown inner extent")
+            if unsized:
+                dims[0] = 0
+                if init is not None and init.type == "initializer_list":
+                    dims[0] = len(init.named_children)
+                    unsized = False
+            t = ct.array(t, tuple(dims))
+        return node.text.decode(), t, init, unsized
+
+    def type_descriptor(self, node) -> CType:
+        t = self.base_type(node.child_by_field_name("type"))
+        d = node.child_by_field_name("declarator")
+        while d is not None:
+            if d.type == "abstract_pointer_declarator":
+                t = ct.pointer(t)
+                d = d.child_by_field_name("declarator")
+            elif d.type == "abstract_array_declarator":
+                raise self.unsupported(d, "an array type in a cast")
+            else:
+                raise self.unsupported(d)
+        return t
+
+    def const_int(self, node) -> int:
+        e = self.expr(node)
+        if e.const is None:
+            raise self.unsupported(node, f"a non-constant size '{node.text.decode()}'")
+        return int(e.const)
+
+    # -- expressions -----------------------------------------------------------------
+    def expr(self, node) -> Expr:
+        method = getattr(self, "x_" + node.type, None)
+        if method is None:
+            raise self.unsupported(node)
+        return method(node)
+
+    def x_parenthesized_expression(self, node):
+        return self.expr(node.named_children[-1])
+
+    def x_number_literal(self, node):
+        text = node.text.decode().lower().replace("'", "")
+        is_hex = text.startswith("0x")
+        if not is_hex and ("." in text or "e" in text) or text.endswith("f") and not is_hex:
+            if text.endswith("f"):
+                return constant(np.float32(float(text[:-1])), FLOAT)
+            return constant(np.float64(float(text.rstrip("l"))), DOUBLE)
+        body = text.rstrip("ul")
+        suffix = text[len(body):]
+        if body.startswith("0b"):
+            v = int(body[2:], 2)
+        elif is_hex:
+            v = int(body, 16)
+        elif len(body) > 1 and body.startswith("0"):
+            v = int(body, 8)
+        else:
+            v = int(body)
+        uns = "u" in suffix
+        long = "l" in suffix
+        cands = ([UINT, ULONG] if uns else [INT, LONG] if not is_hex and body[:2] != "0b"
+                 else [INT, UINT, LONG, ULONG])
+        if long:
+            cands = [c for c in cands if c.size == 8]
+        for c in cands:
+            info = np.iinfo(c.dtype)
+            if v <= info.max:
+                return constant(v, c)
+        return constant(v & (2**64 - 1), ULONG)
+
+    def x_char_literal(self, node):
+        body = node.text.decode()[1:-1]
+        v = ord(body.encode().decode("unicode_escape")) if body.startswith("\\") else ord(body)
+        return constant(v, ct.CHAR)
+
+    def x_true(self, node):
+        return constant(True, BOOL)
+
+    def x_false(self, node):
+        return constant(False, BOOL)
+
+    def x_null(self, node):
+        return constant(0, ct.pointer(ct.VOID))
+
+    x_nullptr = x_null
+
+    def x_identifier(self, node):
+        name = node.text.decode()
+        if name == "warpSize":
+            return constant(32, INT)
+        b = self.scope.find(name)
+        if b is None:
+            raise self.unsupported(node, f"the name '{name}' (undeclared here)")
+        if b.kind == "const":
+            return constant(b.value, b.type)
+        if b.kind == "reg":
+            lv = RegisterLV(b.slot, b.type)
+            return lv_expr(lv, b.type, True)
+        if b.kind == "mem":
+            addr = b.addr
+            if b.type.kind == "array":
+                return Expr(addr, b.type)
+            lv = MemoryLV(addr, b.type, self.site(node))
+            return lv_expr(lv, b.type, False)
+        raise self.unsupported(node, f"'{name}' used as a value")
+
+    def x_field_expression(self, node):
+        arg = node.child_by_field_name("argument")
+        field = node.child_by_field_name("field").text.decode()
+        op = node.child_by_field_name("operator").type
+        if arg.type == "identifier" and arg.text.decode() in BUILTIN_VARS and op == ".":
+            return self.builtin_var(BUILTIN_VARS[arg.text.decode()], field, node)
+        base = self.expr(arg)
+        t = base.type
+        if op == "->":
+            if t.kind != "ptr":
+                raise self.unsupported(node, "'->' on a non-pointer")
+            t = t.base
+            lv = MemoryLV(base.fn, t, self.site(node))
+        else:
+            lv = base.lv
+        if t.kind != "vec" or field not in "xyzw"[: t.dims[0]] or len(field) != 1:
+            raise self.unsupported(node, f"the member '.{field}' of type '{t}'")
+        comp = "xyzw".index(field)
+        et = t.base
+        if isinstance(lv, MemoryLV):
+            addr_fn, off = lv.addr_fn, np.uint64(comp * et.size)
+            mlv = MemoryLV(lambda b: addr_fn(b) + off, et, lv.site)
+            return lv_expr(mlv, et, False)
+        if isinstance(lv, RegisterLV):
+            clv = ComponentLV(lv, comp, et)
+            return lv_expr(clv, et, True)
+        fn = base.fn
+        return Expr(lambda b: fn(b)[comp], et, pure=base.pure)
+
+    def builtin_var(self, which: str, field: str, node):
+        if field not in ("x", "y", "z"):
+            raise self.unsupported(node, f"the member '.{field}'")
+        i = "xyz".index(field)
+        if which == "t":
+            attr = ("tx", "ty", "tz")[i]
+            return Expr(lambda b: getattr(b, attr), UINT)
+        if which == "b":
+            attr = ("bx", "by", "bz")[i]
+            return Expr(lambda b: getattr(b, attr), UINT)
+        if which == "bd":
+            return Expr(lambda b: b.block_dim[i], UINT)
+        return Expr(lambda b: b.grid_dim[i], UINT)
+
+    def x_subscript_expression(self, node):
+        base = self.expr(node.child_by_field_name("argument"))
+        idx_nodes = node.child_by_field_name("indices").named_children
+        if len(idx_nodes) != 1:
+            raise self.unsupported(node, "a multi-index subscript")
+        idx = self.expr(idx_nodes[0])
+        if base.type.kind not in ("ptr", "array"):
+            base, idx = idx, base
+        t = base.type
+        if t.kind not in ("ptr", "array") or not idx.type.is_arith:
+            raise self.unsupported(node, "subscripting a non-pointer")
+        if t.kind == "array":
+            et = ct.array(t.base, t.dims[1:]) if len(t.dims) > 1 else t.base
+        else:
+            et = t.base
+        addr = self.offset_fn(base.fn, idx, et.size)
+        if et.kind == "array":
+            return Expr(addr, et, pure=base.pure and idx.pure)
+        lv = MemoryLV(addr, et, self.site(node))
+        return lv_expr(lv, et, False)
+
+    @staticmethod
+    def offset_fn(base_fn, idx: Expr, size: int):
+        ifn = idx.fn
+        sz = np.int64(size)
+        if idx.const is not None:
+            off = np.uint64((int(idx.const) * size) % 2**64)
+            return lambda b: base_fn(b) + off
+        return lambda b: base_fn(b) + (cast_dtype(ifn(b), np.dtype(np.int64)) * sz).astype(
+            np.uint64)
+
+    def x_pointer_expression(self, node):
+        op = node.child_by_field_name("operator").type
+        arg_node = node.child_by_field_name("argument")
+        arg = self.expr(arg_node)
+        if op == "*":
+            t = decay(arg.type)
+            if t.kind != "ptr":
+                raise self.unsupported(node, "'*' on a non-pointer")
+            if t.base.kind == "array":
+                return Expr(arg.fn, t.base, pure=arg.pure)
+            lv = MemoryLV(arg.fn, t.base, self.site(node))
+            return lv_expr(lv, t.base, False)
+        if arg.type.kind == "array":
+            return Expr(arg.fn, ct.pointer(arg.type), pure=arg.pure)
+        if not isinstance(arg.lv, MemoryLV):
+            raise self.unsupported(node, "taking the address of a local variable "
+                                         f"('{arg_node.text.decode()}')")
+        return Expr(arg.lv.addr_fn, ct.pointer(arg.type), pure=arg.pure)
+
+    def x_unary_expression(self, node):
+        op = node.child_by_field_name("operator").type
+        a = self.expr(node.child_by_field_name("argument"))
+        t = a.type
+        fn = a.fn
+        if op == "!":
+            r = Expr(lambda b: np.logical_not(truth(fn(b))), BOOL, pure=a.pure)
+        elif t.kind not in ("int", "bool", "float"):
+            raise self.unsupported(node, f"unary '{op}' on '{t}'")
+        else:
+            rt = ct.promote(t)
+            c = caster(t, rt) or (lambda x: x)
+            f = {"-": np.negative, "+": lambda x: x, "~": np.invert}[op]
+            if op == "~" and rt.kind == "float":
+                raise self.unsupported(node, "'~' on a floating-point value")
+            r = Expr(lambda b: f(c(fn(b))), rt, pure=a.pure)
+        return self.fold(r, a)
+
+    @staticmethod
+    def fold(r: Expr, *parts: Expr) -> Expr:
+        if all(p.const is not None for p in parts):
+            with np.errstate(all="ignore"):
+                v = r.fn(None)
+            return Expr(lambda b: v, r.type, const=v)
+        return r
+
+    def arith(self, op: str, ta: CType, tb: CType, node):
+        """``(fn(x, y), result_type)`` for arithmetic/comparison operator ``op``."""
+        ta, tb = decay(ta), decay(tb)
+        if op in ("+", "-") and (ta.kind == "ptr" or tb.kind == "ptr"):
+            return self.pointer_arith(op, ta, tb, node)
+        if op in COMPARE and (ta.kind == "ptr" or tb.kind == "ptr"):
+            f = COMPARE[op]
+            return (lambda x, y: f(cast_dtype(x, np.dtype(np.uint64)),
+                                   cast_dtype(y, np.dtype(np.uint64)))), BOOL
+        if not (ta.is_arith and tb.is_arith):
+            raise self.unsupported(node, f"the operator '{op}' on '{ta}' and '{tb}'")
+        if op in SHIFT:
+            rt = ct.promote(ta)
+            ca, cb = caster(ta, rt), caster(tb, rt)
+            f = SHIFT[op]
+        else:
+            rt = ct.usual_arithmetic(ta, tb)
+            ca, cb = caster(ta, rt), caster(tb, rt)
+            if op in COMPARE:
+                f = COMPARE[op]
+            else:
+                f = ARITH[op]
+                if rt.kind == "float" and op in "%&|^":
+                    raise self.unsupported(node, f"'{op}' on floating-point values")
+        res = BOOL if op in COMPARE else rt
+        if ca and cb:
+            return (lambda x, y: f(ca(x), cb(y))), res
+        if ca:
+            return (lambda x, y: f(ca(x), y)), res
+        if cb:
+            return (lambda x, y: f(x, cb(y))), res
+        return f, res
+
+    def pointer_arith(self, op, ta, tb, node):
+        if ta.kind == "ptr" and tb.kind == "ptr":
+            if op != "-":
+                raise self.unsupported(node, "adding two pointers")
+            size = np.int64(ta.base.size)
+            return (lambda x, y: _div(cast_dtype(x - y, np.dtype(np.int64)), size)), LONG
+        if tb.kind == "ptr":
+            f, t = self.pointer_arith(op, tb, ta, node)
+            return (lambda x, y: f(y, x)), t
+        size = np.int64(ta.base.size if ta.base.kind != "void" else 1)
+        sign = 1 if op == "+" else -1
+
+        def f(x, y):
+            off = cast_dtype(y, np.dtype(np.int64)) * np.int64(sign) * size
+            return x + cast_dtype(off, np.dtype(np.uint64))
+        return f, ta
+
+    def x_binary_expression(self, node):
+        op = node.child_by_field_name("operator").type
+        a = self.expr(node.child_by_field_name("left"))
+        b_ = self.expr(node.child_by_field_name("right"))
+        if op in ("&&", "||"):
+            return self.logical(op, a, b_)
+        f, rt = self.arith(op, a.type, b_.type, node)
+        fa, fb = a.fn, b_.fn
+        return self.fold(Expr(lambda b: f(fa(b), fb(b)), rt, pure=a.pure and b_.pure), a, b_)
+
+    def logical(self, op, a: Expr, b_: Expr) -> Expr:
+        fa, fb = a.fn, b_.fn
+        is_and = op == "&&"
+        if b_.pure:
+            g = np.logical_and if is_and else np.logical_or
+            return self.fold(Expr(lambda b: g(truth(fa(b)), truth(fb(b))), BOOL,
+                                  pure=a.pure), a, b_)
+
+        def fn(b):
+            left = truth(fa(b))
+            if not isinstance(left, np.ndarray):
+                if bool(left) != is_and:
+                    return left
+                return truth(fb(b))
+            sub = b.mask & (left if is_and else ~left)
+            if not sub.any():
+                return left
+            right = under(b, sub, lambda: truth(fb(b)))
+            return (left & right) if is_and else (left | right)
+        return Expr(fn, BOOL, pure=False)
+
+    def x_conditional_expression(self, node):
+        c = self.expr(node.child_by_field_name("condition"))
+        x = self.expr(node.child_by_field_name("consequence"))
+        y = self.expr(node.child_by_field_name("alternative"))
+        tx, ty = decay(x.type), decay(y.type)
+        if tx == ty:
+            rt = tx
+        elif tx.is_arith and ty.is_arith:
+            rt = ct.usual_arithmetic(tx, ty)
+        elif tx.kind == "ptr" and ty.kind in ("ptr", "int"):
+            rt = tx
+        elif ty.kind == "ptr" and tx.kind == "int":
+            rt = ty
+        else:
+            raise self.unsupported(node, f"'?:' mixing '{tx}' and '{ty}'")
+        cx, cy = caster(tx, rt) or (lambda v: v), caster(ty, rt) or (lambda v: v)
+        fc, fx, fy = c.fn, x.fn, y.fn
+        if x.pure and y.pure:
+            def fn(b):
+                cond = truth(fc(b))
+                if not isinstance(cond, np.ndarray):
+                    return cx(fx(b)) if cond else cy(fy(b))
+                return select(cond, cx(fx(b)), cy(fy(b)))
+            return self.fold(Expr(fn, rt, pure=c.pure), c, x, y)
+
+        def fn(b):
+            cond = truth(fc(b))
+            if not isinstance(cond, np.ndarray):
+                return cx(fx(b)) if cond else cy(fy(b))
+            m = b.mask
+            mx, my = m & cond, m & ~cond
+            vx = under(b, mx, lambda: cx(fx(b))) if mx.any() else zero(rt)
+            vy = under(b, my, lambda: cy(fy(b))) if my.any() else zero(rt)
+            return select(cond, vx, vy)
+        return Expr(fn, rt, pure=False)
+
+    def x_cast_expression(self, node):
+        t = self.type_descriptor(node.child_by_field_name("type"))
+        return self.cast(self.expr(node.child_by_field_name("value")), t, node)
+
+    def cast(self, e: Expr, t: CType, node) -> Expr:
+        src = decay(e.type)
+        if t.kind == "void":
+            return Expr(e.fn, t, pure=e.pure)
+        if src.kind == "vec" or t.kind == "vec":
+            if src != t:
+                raise self.unsupported(node, f"a cast from '{src}' to '{t}'")
+            return e
+        if t.kind == "ptr" and src.kind == "ptr":
+            return Expr(e.fn, t, pure=e.pure, const=e.const)
+        c = caster(src, t)
+        if c is None:
+            return Expr(e.fn, t, pure=e.pure, const=e.const)
+        fn = e.fn
+        return self.fold(Expr(lambda b: c(fn(b)), t, pure=e.pure), e)
+
+    def x_sizeof_expression(self, node):
+        tn = node.child_by_field_name("type")
+        if tn is not None:
+            return constant(self.type_descriptor(tn).size, ULONG)
+        return constant(self.expr(node.child_by_field_name("value")).type.size, ULONG)
+
+    def x_comma_expression(self, node):
+        a = self.expr(node.child_by_field_name("left"))
+        c = self.expr(node.child_by_field_name("right"))
+        fa, fc = a.fn, c.fn
+        return Expr(lambda b: (fa(b), fc(b))[1], c.type, pure=a.pure and c.pure)
+
+    def x_assignment_expression(self, node):
+        op = node.child_by_field_name("operator").type
+        left = self.expr(node.child_by_field_name("left"))
+        right = self.expr(node.child_by_field_name("right"))
+        lv = left.lv
+        if lv is None:
+            raise self.unsupported(node, "assigning to something that is not a variable "
+                                         "or memory location")
+        lt = left.type
+        if op == "=":
+            conv = self.converter(right.type, lt, node)
+            rf = right.fn
+
+            def assign(b):
+                v = conv(rf(b))
+                lv.store_at(b, lv.addr(b), v)
+                return v
+            return Expr(assign, lt, pure=False)
+        f, rt = self.arith(op[:-1], lt, right.type, node)
+        back = self.converter(rt, lt, node)
+        rf = right.fn
+
+        def compound(b):
+            a = lv.addr(b)
+            v = back(f(lv.load_at(b, a), rf(b)))
+            lv.store_at(b, a, v)
+            return v
+        return Expr(compound, lt, pure=False)
+
+    def converter(self, src: CType, dst: CType, node):
+        src = decay(src)
+        if src.kind == "vec" or dst.kind == "vec":
+            if src != dst:
+                raise self.unsupported(node, f"converting '{src}' to '{dst}'")
+            return lambda v: v
+        if dst.kind == "ptr" and src.kind not in ("ptr", "int"):
+            raise self.unsupported(node, f"converting '{src}' to '{dst}'")
+        c = caster(src, dst)
+        return c or (lambda v: v)
+
+    def x_update_expression(self, node):
+        op = node.child_by_field_name("operator").type
+        arg = self.expr(node.child_by_field_name("argument"))
+        lv = arg.lv
+        if lv is None:
+            raise self.unsupported(node, f"'{op}' on a non-variable")
+        prefix = node.children[0].type in ("++", "--")
+        t = arg.type
+        if t.kind == "ptr":
+            step = np.uint64(t.base.size) if op == "++" else np.uint64(2**64 - t.base.size)
+            f = np.add
+        else:
+            f, _ = self.arith("+" if op == "++" else "-", t, INT, node)
+            back = caster(ct.usual_arithmetic(t, INT), t) or (lambda v: v)
+            step = np.int32(1)
+            f0 = f
+            f = (lambda x, y: back(f0(x, y)))
+
+        def upd(b):
+            a = lv.addr(b)
+            old = lv.load_at(b, a)
+            new = f(old, step)
+            lv.store_at(b, a, new)
+            return new if prefix else old
+        return Expr(upd, t, pure=False)
+
+    def x_call_expression(self, node):
+        from .builtins import call_builtin
+
+        fnode = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments").named_children
+        targs = None
+        if fnode.type == "template_function":
+            targs = fnode.child_by_field_name("arguments").named_children
+            fnode = fnode.child_by_field_name("name")
+        if fnode.type == "qualified_identifier":
+            fnode = fnode.child_by_field_name("name")
+        if fnode.type in ("primitive_type", "type_identifier") and targs is None:
+            t = ct.lookup(fnode.text.decode())
+            if t is not None and len(args) == 1:
+                return self.cast(self.expr(args[0]), t, node)
+        if fnode.type != "identifier" and fnode.type not in ("primitive_type",):
+            raise self.unsupported(node, f"calling '{fnode.text.decode()}'")
+        name = fnode.text.decode()
+        if name in ("static_cast", "reinterpret_cast", "const_cast") and targs:
+            return self.cast(self.expr(args[0]), self.type_descriptor(targs[0]), node)
+        if name in self.m.functions:
+            return self.call_user(name, targs, args, node)
+        return call_builtin(self, name, args, node)
+
+    def template_bindings(self, params, targs, node) -> dict:
+        out = {}
+        for (kind, pname, ptype), a in zip(params, targs, strict=False):
+            if kind == "type":
+                out[pname] = Binding("type", type=self.type_descriptor(a)
+                                     if a.type == "type_descriptor" else self.base_type(a))
+            else:
+                out[pname] = Binding("const", type=ptype, value=self.const_int(a))
+        if len(targs) < len(params):
+            raise self.unsupported(node, "a template call without all template arguments")
+        return out
+
+    def call_user(self, name, targs, arg_nodes, node):
+        args = [self.expr(a) for a in arg_nodes]
+        fdef = self.m.functions[name]
+        tb = self.template_bindings(fdef.tparams, targs, node) if fdef.tparams else {}
+        if fdef.tparams and not targs:
+            tb = self.m.deduce(fdef, [a.type for a in args], node, self)
+        fn = self.m.device_function(name, tb, self.k, node, self)
+        if len(fn.params) != len(args):
+            raise self.unsupported(node, f"calling '{name}' with {len(args)} arguments "
+                                         f"(it takes {len(fn.params)})")
+        convs = [self.converter(a.type, pt, node)
+                 for a, (_, pt) in zip(args, fn.params, strict=True)]
+        afns = [a.fn for a in args]
+        site = self.site(node)
+        ret_t = fn.ret
+
+        def call(b):
+            vals = [c(f(b)) for c, f in zip(convs, afns, strict=False)]
+            return invoke(b, fn, vals, site)
+        return Expr(call, ret_t, pure=False)
+
+    def x_initializer_list(self, node):
+        raise self.unsupported(node, "a brace initializer outside an array declaration")
+
+    def x_string_literal(self, node):
+        raise self.unsupported(node, "a string outside printf")
+
+    def x_concatenated_string(self, node):
+        raise self.unsupported(node, "a string outside printf")
+
+    # -- statements ------------------------------------------------------------------
+    def stmt(self, node):
+        method = getattr(self, "s_" + node.type, None)
+        if method is None:
+            if node.type == "comment":
+                return None
+            raise self.unsupported(node)
+        return method(node)
+
+    def block(self, nodes):
+        fns = [f for f in (self.stmt(n) for n in nodes) if f is not None]
+        if len(fns) == 1:
+            return fns[0]
+
+        def run(b):
+            for f in fns:
+                if not b.any:
+                    return
+                f(b)
+        return run
+
+    def s_compound_statement(self, node):
+        self.scope = Scope(self.scope)
+        try:
+            return self.block([c for c in node.named_children])
+        finally:
+            self.scope = self.scope.parent
+
+    def s_expression_statement(self, node):
+        if not node.named_children:
+            return None
+        return self.s_expression_statement_of(node.named_children[0])
+
+    def s_declaration(self, node):
+        quals = self.qualifiers(node)
+        base = self.base_type(node.child_by_field_name("type"))
+        runs = []
+        for d in node.children_by_field_name("declarator"):
+            name, t, init, unsized = self.declarator(d, base)
+            f = self.declare(name, t, init, unsized, quals, d)
+            if f is not None:
+                runs.append(f)
+        if not runs:
+            return None
+        if len(runs) == 1:
+            return runs[0]
+
+        def run(b):
+            for f in runs:
+                f(b)
+        return run
+
+    def declare(self, name, t: CType, init, unsized, quals, node):
+        if "__shared__" in quals:
+            return self.declare_shared(name, t, init, unsized, quals, node)
+        if "__constant__" in quals or "extern" in quals:
+            raise self.unsupported(node, f"the declaration of '{name}' inside a function")
+        if t.kind == "array":
+            off = self.frame_bytes
+            self.frame_bytes += -(-t.size // 16) * 16
+            addr = (lambda b: np.uint64(LOCAL_BASE + b.frame_base + off))
+            self.scope.names[name] = Binding("mem", type=t, addr=addr)
+            if init is None:
+                return None
+            return self.array_init(name, t, addr, init, node)
+        if "const" in quals and init is not None and t.is_arith:
+            e = self.expr(init)
+            if e.const is not None:
+                self.scope.names[name] = Binding("const", type=t, value=convert(e.const, e.type, t))
+                return None
+        slot = self.nslots
+        self.nslots += 1
+        lv = RegisterLV(slot, t)
+        if init is None:
+            z = zero(t)
+            self.scope.names[name] = Binding("reg", type=t, slot=slot)
+
+            def run(b):
+                b.frame[slot] = z
+            return run
+        if init.type == "initializer_list":
+            if t.kind != "vec":
+                raise self.unsupported(init, "a brace initializer for a scalar")
+            comps = [self.converter(self.expr(c).type, t.base, c) for c in init.named_children]
+            exprs = [self.expr(c) for c in init.named_children]
+            self.scope.names[name] = Binding("reg", type=t, slot=slot)
+
+            def run(b):
+                b.frame[slot] = tuple(c(e.fn(b)) for c, e in zip(comps, exprs, strict=False))
+            return run
+        e = self.expr(init)
+        conv = self.converter(e.type, t, init)
+        fn = e.fn
+        self.scope.names[name] = Binding("reg", type=t, slot=slot)
+        del lv
+
+        def run(b):
+            b.frame[slot] = conv(fn(b))
+        return run
+
+    def declare_shared(self, name, t, init, unsized, quals, node):
+        if init is not None:
+            raise self.unsupported(node, f"an initializer on __shared__ '{name}'")
+        k = self.k
+        if "extern" in quals:
+            if t.kind != "array":
+                raise self.unsupported(node, "an extern __shared__ that is not an array")
+            k.dynamic_shared = True
+            mod = self.m
+
+            def addr(b):
+                return np.uint64(SHARED_BASE + b.dyn_offset)
+            self.scope.names[name] = Binding("mem", type=t, addr=addr)
+            k.shared_symbols.append(SharedSymbol(name + " (dynamic)", -1, 0))
+            del mod
+            return None
+        key = id(node)
+        sym = k.shared_by_node.get(key) if hasattr(k, "shared_by_node") else None
+        if sym is None:
+            if not hasattr(k, "shared_by_node"):
+                k.shared_by_node = {}
+            off = -(-k.shared_static // 16) * 16
+            k.shared_static = off + t.size
+            sym = SharedSymbol(name, off, t.size)
+            k.shared_symbols.append(sym)
+            k.shared_by_node[key] = sym
+        a = np.uint64(SHARED_BASE + sym.offset)
+        self.scope.names[name] = Binding("mem", type=t, addr=lambda b: a)
+        return None
+
+    def array_init(self, name, t, addr, init, node):
+        if init.type != "initializer_list":
+            raise self.unsupported(init, f"this initializer for the array '{name}'")
+        et = t.base
+        if len(t.dims) > 1:
+            raise self.unsupported(init, "a brace initializer for a multi-dimensional array")
+        vals = [self.expr(c) for c in init.named_children]
+        convs = [self.converter(v.type, et, init) for v in vals]
+        n = t.dims[0]
+        lv = MemoryLV(None, et, self.site(node))
+        step = np.uint64(et.size)
+
+        def run(b):
+            base = addr(b)
+            for i in range(n):
+                v = convs[i](vals[i].fn(b)) if i < len(vals) else zero(et)
+                lv.store_at(b, base + np.uint64(i) * step, v)
+        return run
+
+    def s_if_statement(self, node):
+        cond = self.expr(node.child_by_field_name("condition").child_by_field_name("value"))
+        then = self.stmt(node.child_by_field_name("consequence")) or (lambda b: None)
+        alt_node = node.child_by_field_name("alternative")
+        alt = None
+        if alt_node is not None:
+            alt = self.stmt(alt_node.named_children[-1] if alt_node.type == "else_clause"
+                            else alt_node)
+        fc = cond.fn
+
+        def run(b):
+            c = truth(fc(b))
+            if not isinstance(c, np.ndarray):
+                if c:
+                    then(b)
+                elif alt is not None:
+                    alt(b)
+                return
+            m = b.mask
+            mt = m & c
+            if not mt.any():
+                if alt is not None:
+                    alt(b)
+                return
+            me = m & ~c
+            if not me.any():
+                then(b)
+                return
+            b.set_mask(mt)
+            then(b)
+            end = b.mask
+            if alt is not None:
+                b.set_mask(me)
+                alt(b)
+                end = end | b.mask
+            else:
+                end = end | me
+            b.set_mask(end)
+        return run
+
+    def s_else_clause(self, node):
+        return self.stmt(node.named_children[-1])
+
+    def loop(self, node, cond, body, update, check_first: bool):
+        site = self.site(node)
+        fc = cond.fn if cond is not None else None
+
+        def run(b):
+            ctx = LoopCtx("loop")
+            b.loops.append(ctx)
+            active = b.mask
+            done = None
+            first = True
+            while True:
+                if fc is not None and (check_first or not first):
+                    b.set_mask(active)
+                    c = truth(fc(b))
+                    if isinstance(c, np.ndarray):
+                        leaving = active & ~c
+                        done = leaving if done is None else done | leaving
+                        active = active & c
+                    elif not c:
+                        done = active if done is None else done | active
+                        active = None
+                    if active is None or not active.any():
+                        break
+                first = False
+                b.set_mask(active)
+                ctx.brk = ctx.cont = None
+                body(b)
+                active = b.mask if ctx.cont is None else b.mask | ctx.cont
+                if ctx.brk is not None:
+                    done = ctx.brk if done is None else done | ctx.brk
+                if update is not None:
+                    if not active.any():
+                        break
+                    b.set_mask(active)
+                    update(b)
+                    active = b.mask
+                elif not active.any():
+                    break
+                b.check_time(site)
+            b.loops.pop()
+            b.set_mask(done if done is not None else np.zeros(b.size, bool))
+        return run
+
+    def s_for_statement(self, node):
+        self.scope = Scope(self.scope)
+        try:
+            init_n = node.child_by_field_name("initializer")
+            init = None
+            if init_n is not None:
+                init = (self.stmt(init_n) if init_n.type == "declaration"
+                        else self.s_expression_statement_of(init_n))
+            cn = node.child_by_field_name("condition")
+            cond = self.expr(cn) if cn is not None else None
+            un = node.child_by_field_name("update")
+            update = self.s_expression_statement_of(un) if un is not None else None
+            body = self.stmt(node.child_by_field_name("body")) or (lambda b: None)
+            loop = self.loop(node, cond, body, update, True)
+        finally:
+            self.scope = self.scope.parent
+        if init is None:
+            return loop
+
+        def run(b):
+            init(b)
+            loop(b)
+        return run
+
+    def s_expression_statement_of(self, node):
+        fn = self.expr(node).fn
+
+        def run(b):
+            fn(b)
+        return run
+
+    def s_while_statement(self, node):
+        cond = self.expr(node.child_by_field_name("condition").child_by_field_name("value"))
+        body = self.stmt(node.child_by_field_name("body")) or (lambda b: None)
+        return self.loop(node, cond, body, None, True)
+
+    def s_do_statement(self, node):
+        body = self.stmt(node.child_by_field_name("body")) or (lambda b: None)
+        cond = self.expr(node.child_by_field_name("condition"))
+        return self.loop(node, cond, body, None, False)
+
+    def s_break_statement(self, node):
+        def run(b):
+            ctx = b.loops[-1]
+            ctx.brk = b.mask if ctx.brk is None else ctx.brk | b.mask
+            b.set_mask(np.zeros(b.size, bool))
+        return run
+
+    def s_continue_statement(self, node):
+        def run(b):
+            ctx = next(c for c in reversed(b.loops) if c.kind == "loop")
+            ctx.cont = b.mask if ctx.cont is None else ctx.cont | b.mask
+            b.set_mask(np.zeros(b.size, bool))
+        return run
+
+    def s_return_statement(self, node):
+        vals = node.named_children
+        conv = None
+        fn = None
+        if vals:
+            e = self.expr(vals[0])
+            conv = self.converter(e.type, self.ret_type, node)
+            fn = e.fn
+        top = self.is_kernel
+
+        def run(b):
+            if fn is not None:
+                v = conv(fn(b))
+                cur = b.rets[-1]
+                b.rets[-1] = v if b.full or cur is None else select(
+                    b.mask, v, full(cur, b.size))
+            if top:
+                b.exited = b.exited | b.mask
+            b.set_mask(np.zeros(b.size, bool))
+        return run
+
+    def s_switch_statement(self, node):
+        val = self.expr(node.child_by_field_name("condition").child_by_field_name("value"))
+        body = node.child_by_field_name("body")
+        cases = []  # (labels or None for default, stmt fn)
+        self.scope = Scope(self.scope)
+        try:
+            for c in body.named_children:
+                if c.type != "case_statement":
+                    raise self.unsupported(c, "a statement before the first case label")
+                vnode = c.child_by_field_name("value")
+                label = None if vnode is None else self.const_int(vnode)
+                stmts = [s for s in c.named_children if s != vnode]
+                cases.append((label, self.block(stmts)))
+        finally:
+            self.scope = self.scope.parent
+        labels = [lab for lab, _ in cases if lab is not None]
+        fv = val.fn
+
+        def run(b):
+            v = full(fv(b), b.size)
+            m = b.mask
+            ctx = LoopCtx("switch")
+            b.loops.append(ctx)
+            entered = np.zeros(b.size, bool)
+            default = m & ~np.isin(v, labels) if labels else m
+            for label, f in cases:
+                entered = entered | (default if label is None else m & (v == label))
+                if entered.any():
+                    b.set_mask(entered)
+                    f(b)
+                    entered = b.mask
+            b.loops.pop()
+            out = entered if ctx.brk is None else entered | ctx.brk
+            b.set_mask(out)
+        return run
+
+    def s_labeled_statement(self, node):
+        raise self.unsupported(node, "labels and goto")
+
+    def s_goto_statement(self, node):
+        raise self.unsupported(node, "goto")
+
+    is_kernel = False
+
+
+def under(b: Batch, mask, thunk):
+    """Evaluate ``thunk`` with ``mask`` as the active lanes, then restore."""
+    saved = (b.mask, b.any, b.full)
+    b.set_mask(mask)
+    try:
+        return thunk()
+    finally:
+        b.mask, b.any, b.full = saved
+
+
+MAX_DEPTH = 48
+
+
+def invoke(b: Batch, fn: Function, vals, site: Site):
+    """Call a compiled device function for the active lanes."""
+    if len(b.rets) > MAX_DEPTH:
+        raise UnsupportedError(
+            f"recursion deeper than {MAX_DEPTH} calls in '{fn.name}' at line {site.line}; "
+            f"the emulator (like a GPU's small stack) cannot go that deep."
+        )
+    saved = (b.frame, b.mask, b.any, b.full, b.frame_base, b.local_sp)
+    b.frame = [None] * fn.nslots
+    b.frame[: len(vals)] = vals
+    if fn.frame_bytes:
+        b.frame_base = b.reserve_local(fn.frame_bytes)
+    b.rets.append(None)
+    try:
+        fn.body(b)
+        ret = b.rets[-1]
+    finally:
+        b.rets.pop()
+        b.frame, b.mask, b.any, b.full, b.frame_base, b.local_sp = saved
+    return zero(fn.ret) if ret is None else ret

@@ -1,0 +1,114 @@
+"""Launching a compiled kernel: check the configuration and arguments, run batches of blocks.
+
+Blocks run in batches of up to ``LANES`` threads, in block order; each batch runs
+the kernel body once, vectorised over all its lanes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..errors import ArgumentError, LaunchError
+from .compiler import Kernel
+from .runtime import Batch
+
+LANES = 1 << 16
+MAX_SHARED = 48 * 1024
+DEFAULT_TIMEOUT = 10.0
+
+
+def default_timeout() -> float:
+    """Seconds of emulation before ``KernelTimeout`` (env ``CUDAKIT_EMU_TIMEOUT``)."""
+    return float(os.environ.get("CUDAKIT_EMU_TIMEOUT", DEFAULT_TIMEOUT))
+
+
+def dims3(value, what: str, limits) -> tuple[int, int, int]:
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    try:
+        vals = [int(v) for v in value]
+    except TypeError:
+        raise LaunchError(f"{what} must be a tuple of 1 to 3 integers, got {value!r}") from None
+    if not 1 <= len(vals) <= 3:
+        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {value!r}")
+    vals += [1] * (3 - len(vals))
+    for v, lim, axis in zip(vals, limits, "xyz", strict=False):
+        if v < 1 or v > lim:
+            raise LaunchError(f"{what}.{axis} = {v} is outside 1..{lim}")
+    return tuple(vals)
+
+
+def convert_args(kernel: Kernel, args) -> list:
+    """Kernel argument values (uint64 addresses, typed scalars) in parameter order."""
+    if len(args) != len(kernel.params):
+        names = ", ".join(f"{t} {n}" for n, t in kernel.params)
+        raise ArgumentError(f"kernel '{kernel.name}' takes {len(kernel.params)} arguments "
+                            f"({names}), got {len(args)}")
+    out = []
+    for i, ((name, t), a) in enumerate(zip(kernel.params, args, strict=False)):
+        where = f"argument #{i} ('{t} {name}') of kernel '{kernel.name}'"
+        if t.kind == "ptr":
+            addr = _address(a)
+            if addr is None:
+                raise ArgumentError(f"{where} must be a device pointer (mem_alloc, "
+                                    f"cuda.In/Out, a GPUArray), got {type(a).__name__}")
+            out.append(np.uint64(addr))
+        elif t.is_arith:
+            if not isinstance(a, (np.generic,)) or isinstance(a, np.void):
+                raise ArgumentError(
+                    f"{where} got a plain Python {type(a).__name__}; as with PyCUDA, pass a "
+                    f"NumPy scalar of the exact type, e.g. np.{t.dtype.name}({a!r})")
+            if a.dtype.itemsize != t.dtype.itemsize or (a.dtype.kind == "f") != (
+                    t.kind == "float"):
+                raise ArgumentError(f"{where} got np.{a.dtype.name}; pass np.{t.dtype.name} "
+                                    f"(the GPU would reinterpret the bytes)")
+            out.append(np.asarray(a).view(t.dtype)[()])
+        else:
+            raise ArgumentError(f"{where}: parameters of type '{t}' are not supported")
+    return out
+
+
+def _address(a):
+    from .driver import DeviceAllocation
+
+    if isinstance(a, DeviceAllocation):
+        return int(a)
+    if hasattr(a, "gpudata"):
+        return int(a.gpudata)
+    if isinstance(a, (np.uint64, np.intp, int)) and not isinstance(a, bool):
+        return int(a)
+    return None
+
+
+def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
+           timeout: float | None = None, trace=None) -> None:
+    """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes."""
+    block = dims3(block, "block", (1024, 1024, 64))
+    grid = dims3(grid, "grid", (2**31 - 1, 65535, 65535))
+    tpb = block[0] * block[1] * block[2]
+    if tpb > 1024:
+        raise LaunchError(f"block {block} has {tpb} threads; the limit is 1024 per block")
+    shared = int(shared or 0)
+    dyn_offset = -(-kernel.shared_static // 16) * 16
+    total = dyn_offset + shared if shared else kernel.shared_static
+    if total > MAX_SHARED:
+        raise LaunchError(f"kernel '{kernel.name}' needs {total} bytes of shared memory per "
+                          f"block; the default limit is {MAX_SHARED}")
+    values = convert_args(kernel, args)
+    nblocks = grid[0] * grid[1] * grid[2]
+    pad = -(-tpb // 32) * 32
+    per_batch = max(1, min(nblocks, LANES // pad, (64 << 20) // max(total, 1)))
+    limit = default_timeout() if timeout is None else float(timeout)
+    deadline = time.perf_counter() + limit
+    with np.errstate(all="ignore"):
+        for first in range(0, nblocks, per_batch):
+            count = min(per_batch, nblocks - first)
+            b = Batch(kernel, grid, block, first, count, total, racecheck, trace, deadline)
+            b.dyn_offset = dyn_offset
+            b.frame = [None] * kernel.nslots
+            b.frame[: len(values)] = values
+            b.frame_base = b.reserve_local(kernel.frame_bytes) if kernel.frame_bytes else 0
+            kernel.body(b)

@@ -1,0 +1,171 @@
+"""Emulated device memory: the global/constant heap and the address windows.
+
+One 64-bit address space, as on the GPU with generic addressing:
+
+* ``HEAP_BASE`` and up: global allocations and ``__constant__``/``__device__`` symbols,
+  256-byte aligned like ``cudaMalloc``;
+* ``SHARED_BASE`` + offset: the calling thread's block's shared memory;
+* ``LOCAL_BASE`` + offset: the calling thread's local memory (local arrays).
+
+>>> heap = Heap()
+>>> a = heap.alloc(100)
+>>> heap.write(a, bytes(range(8)))
+>>> bytes(heap.read(a + 2, 3))
+b'\\x02\\x03\\x04'
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import MemcheckError
+
+WINDOW = 1 << 40
+LOCAL_BASE = 1 << 40
+SHARED_BASE = 2 << 40
+HEAP_BASE = 0x7F00_0000_0000
+ALIGN = 256
+
+
+@dataclass
+class Allocation:
+    base: int
+    size: int
+    label: str
+    space: str  # "global" or "constant"
+
+
+class Heap:
+    """Global and constant memory of the emulated device (one per process)."""
+
+    def __init__(self):
+        self.arena = np.zeros(1 << 20, np.uint8)
+        self._views: dict = {}
+        self._top = 0
+        self._bases: list[int] = []
+        self._allocs: list[Allocation] = []
+        self._free: dict[int, list[int]] = {}
+        self._count = 0
+
+    # -- allocation ------------------------------------------------------------------
+    def alloc(self, nbytes: int, label: str | None = None, space: str = "global") -> int:
+        """Allocate ``nbytes`` (zeroed); return the device address."""
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate {nbytes} bytes")
+        rounded = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        self._count += 1
+        label = label or f"allocation #{self._count}"
+        reuse = self._free.get(rounded)
+        if reuse:
+            off = reuse.pop()
+        else:
+            off = self._top
+            self._top += rounded
+            self._grow(self._top)
+        self.arena[off:off + rounded] = 0
+        base = HEAP_BASE + off
+        i = bisect.bisect(self._bases, base)
+        self._bases.insert(i, base)
+        self._allocs.insert(i, Allocation(base, nbytes, label, space))
+        return base
+
+    def free(self, address: int) -> None:
+        """Release the allocation that starts at ``address``."""
+        i = bisect.bisect_left(self._bases, address)
+        if i == len(self._bases) or self._bases[i] != address:
+            raise MemcheckError(f"free of {address:#x}: not the start of a live allocation")
+        a = self._allocs.pop(i)
+        self._bases.pop(i)
+        rounded = max(ALIGN, -(-a.size // ALIGN) * ALIGN)
+        self._free.setdefault(rounded, []).append(a.base - HEAP_BASE)
+
+    def _grow(self, need: int) -> None:
+        if need <= self.arena.size:
+            return
+        size = self.arena.size
+        while size < need:
+            size *= 2
+        arena = np.zeros(size, np.uint8)
+        arena[: self.arena.size] = self.arena
+        self.arena = arena
+        self._views.clear()
+
+    def view(self, dtype) -> np.ndarray:
+        """The arena seen as an array of ``dtype`` (cached until the arena grows)."""
+        dt = np.dtype(dtype)
+        v = self._views.get(dt)
+        if v is None:
+            v = self._views[dt] = self.arena.view(dt)
+        return v
+
+    # -- lookup ----------------------------------------------------------------------
+    def find(self, address: int) -> Allocation | None:
+        """The live allocation containing ``address``, or ``None``."""
+        i = bisect.bisect(self._bases, address) - 1
+        if i >= 0:
+            a = self._allocs[i]
+            if address < a.base + max(a.size, 1):
+                return a
+        return None
+
+    def nearest(self, address: int) -> Allocation | None:
+        """The live allocation closest to ``address``."""
+        if not self._allocs:
+            return None
+        i = bisect.bisect(self._bases, address)
+        near = self._allocs[max(i - 1, 0): i + 1]
+        return min(near, key=lambda a: min(abs(address - a.base),
+                                           abs(address - (a.base + a.size))))
+
+    def bounds(self, lo: int, hi_end: int) -> Allocation | None:
+        """The allocation holding the whole byte range ``[lo, hi_end)``, or ``None``."""
+        a = self.find(lo)
+        if a is not None and hi_end <= a.base + a.size:
+            return a
+        return None
+
+    def in_bounds(self, addr: np.ndarray, size: int) -> np.ndarray:
+        """Per address: True when ``[addr, addr + size)`` lies inside one allocation."""
+        bases = np.array(self._bases, dtype=np.uint64)
+        if bases.size == 0:
+            return np.zeros(addr.shape, bool)
+        ends = np.array([a.base + a.size for a in self._allocs], dtype=np.uint64)
+        i = np.searchsorted(bases, addr, side="right") - 1
+        ok = i >= 0
+        ic = np.maximum(i, 0)
+        return ok & (addr >= bases[ic]) & (addr + np.uint64(size) <= ends[ic])
+
+    # -- host copies -----------------------------------------------------------------
+    def _check_range(self, address: int, nbytes: int, what: str) -> int:
+        if nbytes == 0:
+            return int(address) - HEAP_BASE
+        if self.bounds(int(address), int(address) + nbytes) is None:
+            near = self.nearest(int(address))
+            where = f"; nearest is {describe(near)}" if near else ""
+            raise MemcheckError(
+                f"{what}: {nbytes} bytes at {int(address):#x} are not inside one live "
+                f"device allocation{where}. Check the pointer and the byte count."
+            )
+        return int(address) - HEAP_BASE
+
+    def write(self, address: int, data) -> None:
+        """Copy host bytes (bytes or a NumPy array) to device ``address``."""
+        raw = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), np.uint8)
+        off = self._check_range(address, raw.size, "copy to device")
+        self.arena[off:off + raw.size] = raw
+
+    def read(self, address: int, nbytes: int) -> np.ndarray:
+        """A copy of ``nbytes`` device bytes at ``address``."""
+        off = self._check_range(address, nbytes, "copy from device")
+        return self.arena[off:off + nbytes].copy()
+
+
+def describe(a: Allocation) -> str:
+    return f"{a.label} ({a.size} bytes at {a.base:#x})"
+
+
+HEAP = Heap()

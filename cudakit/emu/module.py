@@ -1,0 +1,288 @@
+"""A translation unit compiled for the emulator: its functions, globals and kernels.
+
+>>> m = Module('extern "C" __global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }')
+>>> m.kernel("twice").params[0][1].name
+'float*'
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import LaunchError
+from . import ctypes as ct
+from .compiler import Binding, Compiler, Function, Kernel, Scope
+from .frontend import parse
+from .memory import HEAP
+from .values import convert
+
+
+class FunctionDef:
+    """A function definition in the source, possibly a template."""
+
+    def __init__(self, name, node, tparams, is_kernel):
+        self.name, self.node, self.tparams, self.is_kernel = name, node, tparams, is_kernel
+
+
+class Module:
+    """Parse ``source`` once; compile kernels (and template instantiations) on demand."""
+
+    def __init__(self, source: str, options=()):
+        self.unit = parse(source, options)
+        self.sites: list = []
+        self.functions: dict[str, FunctionDef] = {}
+        self.globals = Scope()
+        self.symbols: dict[str, tuple[int, int]] = {}
+        self._kernels: dict = {}
+        self._devfns: dict = {}
+        self._top = Compiler(self, Kernel("<module>", self), {}, "<module>")
+        self._top.scope = self.globals
+        for node in self.unit.root.named_children:
+            self._toplevel(node)
+
+    # -- top level -------------------------------------------------------------------
+    def _toplevel(self, node, tparams=None):
+        t = node.type
+        if t == "linkage_specification":
+            body = node.child_by_field_name("body")
+            kids = body.named_children if body.type == "declaration_list" else [body]
+            for k in kids:
+                self._toplevel(k)
+        elif t == "template_declaration":
+            params = self._template_params(node.child_by_field_name("parameters"))
+            for k in node.named_children[1:]:
+                self._toplevel(k, params)
+        elif t == "function_definition":
+            decl = node.child_by_field_name("declarator")
+            while decl.type in ("pointer_declarator", "reference_declarator"):
+                decl = decl.named_children[-1]
+            name_node = decl.child_by_field_name("declarator")
+            name = name_node.text.decode()
+            is_kernel = any(c.type == "__global__" for c in node.children) or \
+                "__global__" in self._top.qualifiers(node)
+            self.functions[name] = FunctionDef(name, node, tparams or [], is_kernel)
+        elif t == "declaration":
+            if node.child_by_field_name("declarator") is not None and \
+                    node.child_by_field_name("declarator").type == "function_declarator":
+                return  # a prototype
+            if tparams is not None:
+                return  # explicit instantiation: instantiated on demand
+            self._global(node)
+        elif t in ("comment", "type_definition", "using_declaration", "namespace_definition",
+                   "expression_statement", "preproc_call"):
+            if t == "type_definition":
+                self._typedef(node)
+        elif t == "struct_specifier" or t == "class_specifier":
+            raise self._top.unsupported(node, "struct and class definitions")
+        else:
+            raise self._top.unsupported(node)
+
+    def _typedef(self, node):
+        base = self._top.base_type(node.child_by_field_name("type"))
+        for d in node.children_by_field_name("declarator"):
+            name, typ, _, _ = self._top.declarator(d, base)
+            self.globals.names[name] = Binding("type", type=typ)
+
+    def _template_params(self, node):
+        out = []
+        for p in node.named_children:
+            if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration"):
+                ident = [c for c in p.named_children if c.type == "type_identifier"]
+                out.append(("type", ident[0].text.decode(), None))
+            elif p.type in ("parameter_declaration", "optional_parameter_declaration"):
+                t = self._top.base_type(p.child_by_field_name("type"))
+                out.append(("value", p.child_by_field_name("declarator").text.decode(), t))
+            else:
+                raise self._top.unsupported(p, "this kind of template parameter")
+        return out
+
+    def _global(self, node):
+        c = self._top
+        quals = c.qualifiers(node)
+        base = c.base_type(node.child_by_field_name("type"))
+        for d in node.children_by_field_name("declarator"):
+            name, t, init, _ = c.declarator(d, base)
+            if "__constant__" in quals or "__device__" in quals:
+                space = "constant" if "__constant__" in quals else "global"
+                addr = HEAP.alloc(t.size, label=f"{space} symbol '{name}'", space=space)
+                self.symbols[name] = (addr, t.size)
+                if init is not None:
+                    HEAP.write(addr, self._initial_bytes(t, init))
+                a = np.uint64(addr)
+                self.globals.names[name] = Binding("mem", type=t, addr=lambda b, a=a: a)
+            elif "__shared__" in quals:
+                raise c.unsupported(node, "a __shared__ variable at file scope")
+            elif t.is_arith and init is not None:
+                e = c.expr(init)
+                if e.const is None:
+                    raise c.unsupported(node, f"the non-constant global '{name}'")
+                self.globals.names[name] = Binding("const", type=t,
+                                                   value=convert(e.const, e.type, t))
+            else:
+                raise c.unsupported(node, f"the global variable '{name}' (use __device__ "
+                                          f"or __constant__)")
+
+    def _initial_bytes(self, t, init) -> bytes:
+        c = self._top
+        leaves = []
+
+        def walk(n):
+            if n.type == "initializer_list":
+                for k in n.named_children:
+                    walk(k)
+            else:
+                e = c.expr(n)
+                if e.const is None:
+                    raise c.unsupported(n, "a non-constant initializer")
+                leaves.append(convert(e.const, e.type, t.base if t.kind == "array" else t))
+        walk(init)
+        et = t.base if t.kind == "array" else t
+        out = np.zeros(t.size // et.size, et.dtype)
+        out[: len(leaves)] = leaves
+        return out.tobytes()
+
+    # -- kernels ---------------------------------------------------------------------
+    def kernel_names(self) -> list[str]:
+        return [n for n, f in self.functions.items() if f.is_kernel]
+
+    def kernel(self, spec: str) -> Kernel:
+        """The kernel named ``spec``: ``"name"``, ``"name<256>"`` or a mangled name."""
+        if spec in self._kernels:
+            return self._kernels[spec]
+        name, targs = _split_spec(spec)
+        fdef = self.functions.get(name)
+        if fdef is None or not fdef.is_kernel:
+            known = ", ".join(self.kernel_names()) or "none"
+            raise LaunchError(f"no kernel named '{spec}' in this module (kernels: {known})")
+        if len(targs) != len(fdef.tparams):
+            raise LaunchError(
+                f"kernel '{name}' takes {len(fdef.tparams)} template arguments; ask for it as "
+                f"get_function(\"{name}<...>\")" if fdef.tparams else
+                f"kernel '{name}' is not a template")
+        tb = {}
+        for (kind, pname, ptype), a in zip(fdef.tparams, targs, strict=False):
+            if kind == "type":
+                t = ct.lookup(a)
+                if t is None:
+                    raise LaunchError(f"unknown template type argument '{a}' for '{name}'")
+                tb[pname] = Binding("type", type=t)
+            else:
+                tb[pname] = Binding("const", type=ptype, value=convert(
+                    np.int64(int(a.rstrip("uUlL"), 0)), ct.LONG, ptype))
+        k = Kernel(spec, self)
+        self._compile_into(k, fdef, tb, k, is_kernel=True)
+        self._kernels[spec] = k
+        return k
+
+    def _compile_into(self, target, fdef, tb, kernel, is_kernel):
+        c = Compiler(self, kernel, tb, fdef.name)
+        c.is_kernel = is_kernel
+        node = fdef.node
+        ret = c.base_type(node.child_by_field_name("type"))
+        decl = node.child_by_field_name("declarator")
+        while decl.type == "pointer_declarator":
+            ret = ct.pointer(ret)
+            decl = decl.named_children[-1]
+        c.ret_type = ret
+        params = []
+        for p in decl.child_by_field_name("parameters").named_children:
+            if p.type != "parameter_declaration":
+                raise c.unsupported(p, "this kind of parameter")
+            pt = c.base_type(p.child_by_field_name("type"))
+            d = p.child_by_field_name("declarator")
+            if d is None:
+                if pt.kind == "void":
+                    continue
+                raise c.unsupported(p, "an unnamed parameter")
+            if d.type == "reference_declarator":
+                raise c.unsupported(p, "reference parameters (T&); pass a pointer instead")
+            pname, pt, _, _ = c.declarator(d, pt)
+            if pt.kind == "array":
+                pt = ct.pointer(pt.base)
+            slot = c.nslots
+            c.nslots += 1
+            c.scope.names[pname] = Binding("reg", type=pt, slot=slot)
+            params.append((pname, pt))
+        target.params = params
+        if isinstance(target, Function):
+            target.ret = ret
+        target.body = c.stmt(node.child_by_field_name("body")) or (lambda b: None)
+        target.nslots = c.nslots
+        target.frame_bytes = c.frame_bytes
+        return target
+
+    def device_function(self, name, tb, kernel, node, caller) -> Function:
+        key = (name, tuple(sorted((k, v.kind, str(v.type), v.value) for k, v in tb.items())),
+               id(kernel))
+        fn = self._devfns.get(key)
+        if fn is None:
+            fdef = self.functions[name]
+            if fdef.is_kernel:
+                raise caller.unsupported(node, f"calling the __global__ function '{name}' "
+                                               f"from device code")
+            fn = Function(name, ct.VOID, [])
+            self._devfns[key] = fn
+            # parameters must be known before a recursive call compiles
+            self._compile_header(fn, fdef, tb, kernel)
+            self._compile_into(fn, fdef, tb, kernel, is_kernel=False)
+        return fn
+
+    def _compile_header(self, fn, fdef, tb, kernel):
+        c = Compiler(self, kernel, tb, fdef.name)
+        node = fdef.node
+        fn.ret = c.base_type(node.child_by_field_name("type"))
+        decl = node.child_by_field_name("declarator")
+        while decl.type == "pointer_declarator":
+            fn.ret = ct.pointer(fn.ret)
+            decl = decl.named_children[-1]
+        ps = []
+        for p in decl.child_by_field_name("parameters").named_children:
+            d = p.child_by_field_name("declarator")
+            pt = c.base_type(p.child_by_field_name("type"))
+            if d is None or d.type == "reference_declarator":
+                continue
+            ps.append(c.declarator(d, pt)[:2])
+        fn.params = ps
+
+    def deduce(self, fdef, arg_types, node, caller) -> dict:
+        """Template arguments of ``fdef`` deduced from the call's argument types."""
+        out = {}
+        decl = fdef.node.child_by_field_name("declarator")
+        params = decl.child_by_field_name("parameters").named_children
+        tnames = {n for k, n, _ in fdef.tparams if k == "type"}
+        for p, at in zip(params, arg_types, strict=False):
+            tn = p.child_by_field_name("type").text.decode()
+            d = p.child_by_field_name("declarator")
+            depth = 0
+            while d is not None and d.type == "pointer_declarator":
+                depth += 1
+                d = d.child_by_field_name("declarator")
+            if tn in tnames and tn not in out:
+                t = at
+                for _ in range(depth):
+                    t = t.base
+                out[tn] = Binding("type", type=t)
+        missing = [n for k, n, _ in fdef.tparams if n not in out]
+        if missing:
+            raise caller.unsupported(node, f"deducing the template argument(s) "
+                                           f"{', '.join(missing)} of '{fdef.name}'; write "
+                                           f"them explicitly: {fdef.name}<...>(...)")
+        return out
+
+
+_MANGLED = re.compile(r"^_Z(\d+)(\w+)")
+
+
+def _split_spec(spec: str) -> tuple[str, list[str]]:
+    spec = spec.strip()
+    m = _MANGLED.match(spec)
+    if m:
+        n = int(m.group(1))
+        return m.group(2)[:n], []
+    if "<" in spec and spec.endswith(">"):
+        name, _, rest = spec.partition("<")
+        return name.strip(), [a.strip() for a in rest[:-1].split(",") if a.strip()]
+    return spec, []
+

@@ -1,0 +1,322 @@
+"""The state of a batch of blocks executing together, and its memory accesses.
+
+Lanes are laid out block after block; each block is padded to whole warps, so
+``lanes.reshape(-1, 32)`` gives real warps. Every statement runs for all lanes
+at once under the active ``mask``.
+
+The memory functions here do memcheck (bounds, alignment), feed racecheck and
+the trace, and gather or scatter the active lanes' values.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import BarrierError, KernelTimeout, MemcheckError, RaceError
+from .memory import HEAP, HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW, describe
+from .trace import AccessBatch
+
+WARP = 32
+
+
+@dataclass
+class Site:
+    """A static source location (memory access, loop, barrier...)."""
+
+    id: int
+    line: int
+    column: int
+    text: str
+
+
+@dataclass
+class SharedSymbol:
+    name: str
+    offset: int
+    size: int
+
+
+class Batch:
+    """Blocks ``first .. first + count - 1`` of one launch, executing in lockstep."""
+
+    def __init__(self, kernel, grid, block, first: int, count: int, shared_bytes: int,
+                 race: bool, trace, deadline: float):
+        bx, by, bz = block
+        gx, gy, _ = grid
+        tpb = bx * by * bz
+        self.kernel = kernel
+        self.tpb = tpb
+        self.wpb = -(-tpb // WARP)
+        self.pad = self.wpb * WARP
+        self.nb = count
+        self.size = n = count * self.pad
+        lane = np.arange(n)
+        self.tib = (lane % self.pad).astype(np.int32)  # thread index within block
+        self.blk = lane // self.pad  # block index within the batch
+        self.valid = self.tib < tpb
+        self.warp_key = lane // WARP
+        gid = first + self.blk
+        t = np.minimum(self.tib, tpb - 1)
+        self.tx = (t % bx).astype(np.uint32)
+        self.ty = (t // bx % by).astype(np.uint32)
+        self.tz = (t // (bx * by)).astype(np.uint32)
+        self.bx = (gid % gx).astype(np.uint32)
+        self.by = (gid // gx % gy).astype(np.uint32)
+        self.bz = (gid // (gx * gy)).astype(np.uint32)
+        self.block_dim = tuple(np.uint32(v) for v in block)
+        self.grid_dim = tuple(np.uint32(v) for v in grid)
+        self.shared_bytes = shared_bytes
+        self.stride = -(-shared_bytes // 16) * 16  # bytes between blocks' shared memory
+        self.shared = np.zeros(count * self.stride + 16, np.uint8)
+        self.local_bytes = 0
+        self.local = np.zeros((n, 0), np.uint8)
+        self.local_sp = 0
+        self.exited = np.zeros(n, bool)
+        self.race = None
+        if race and shared_bytes:
+            from .racecheck import RaceTracker
+
+            self.race = RaceTracker(count, self.stride, self.wpb)
+        self.trace = trace
+        self.deadline = deadline
+        self.frame: list = []
+        self.frame_base = 0
+        self.dyn_offset = 0
+        self.loops: list = []
+        self.rets: list = [None]
+        self.mask = self.valid
+        self.any = bool(self.valid.any())
+        self.full = True
+
+    # -- masks -----------------------------------------------------------------------
+    def set_mask(self, mask: np.ndarray) -> None:
+        """Make ``mask`` the active lanes."""
+        self.mask = mask
+        self.any = bool(mask.any())
+        self.full = self.any and not (self.valid & ~mask).any()
+
+    @staticmethod
+    def clock() -> int:
+        """``clock64()``: a nanosecond counter of the host (emulated, not GPU cycles)."""
+        return time.perf_counter_ns()
+
+    def check_time(self, site: Site) -> None:
+        if time.perf_counter() > self.deadline:
+            raise KernelTimeout(
+                f"kernel '{self.kernel.name}' did not finish within its time limit; it was "
+                f"still looping at line {site.line} ({site.text}). A loop whose exit depends "
+                f"on another block or thread may never end; raise the limit with "
+                f"timeout=<seconds> if the kernel is only slow."
+            )
+
+    # -- naming lanes ----------------------------------------------------------------
+    def who(self, lane: int) -> str:
+        return (f"block ({self.bx[lane]},{self.by[lane]},{self.bz[lane]}) "
+                f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})")
+
+    def thread_name(self, lane: int, tid: int) -> str:
+        """Name thread ``tid`` of the block of ``lane``."""
+        if tid < 0:
+            return "several threads"
+        other = lane - int(self.tib[lane]) + tid
+        return f"thread ({self.tx[other]},{self.ty[other]},{self.tz[other]})"
+
+    # -- barriers --------------------------------------------------------------------
+    def syncthreads(self, site: Site) -> None:
+        """``__syncthreads()``: every live thread of a block that reaches it must reach it."""
+        m = self.mask.reshape(self.nb, self.pad)
+        live = (self.valid & ~self.exited).reshape(self.nb, self.pad)
+        missing = m.any(axis=1)[:, None] & live & ~m
+        if missing.any():
+            b, t = np.argwhere(missing)[0]
+            here = int(np.argmax(m[b])) + b * self.pad
+            gone = b * self.pad + t
+            raise BarrierError(
+                f"__syncthreads() at line {site.line} of kernel '{self.kernel.name}' was "
+                f"reached by {self.who(here)} but not by {self.thread_name(here, int(t))} "
+                f"of the same block (divergent barrier: on a GPU this hangs or corrupts "
+                f"data). Move the barrier out of the branch or loop that only some threads "
+                f"take. [lane {gone}]"
+            )
+        if self.race is not None:
+            self.race.barrier()
+
+    def syncwarp(self) -> None:
+        if self.race is not None:
+            self.race.syncwarp(self.warp_key[self.mask])
+
+    # -- local memory ----------------------------------------------------------------
+    def reserve_local(self, nbytes: int) -> int:
+        """Reserve ``nbytes`` of per-thread local memory; return its offset."""
+        off = self.local_sp
+        self.local_sp += -(-nbytes // 16) * 16
+        if self.local_sp > self.local_bytes:
+            grown = np.zeros((self.size, max(self.local_sp, 2 * self.local_bytes)), np.uint8)
+            grown[:, : self.local_bytes] = self.local
+            self.local = grown
+            self.local_bytes = grown.shape[1]
+        return off
+
+    # -- memory access ---------------------------------------------------------------
+    def _segments(self, addr, lanes, size: int, align: int, site: Site, op: str):
+        """Split the active lanes' addresses by space; check bounds and alignment.
+
+        Yields ``(space, flat_buffer, byte_offsets, lane_indices, raw_addresses)``.
+        """
+        a = addr[lanes] if isinstance(addr, np.ndarray) and addr.ndim else np.full(
+            lanes.size, addr, np.uint64)
+        a = a.astype(np.uint64, copy=False)
+        if a.size == 0:
+            return
+        bad = (a % np.uint64(align)) != 0
+        if bad.any():
+            k = int(np.argmax(bad))
+            self._fault(site, op, size, lanes[k], int(a[k]), "misaligned")
+        lo, hi = int(a.min()), int(a.max())
+        if lo >= HEAP_BASE:
+            self._check_heap(a, lanes, size, site, op, lo, hi)
+            yield "global", HEAP.arena, (a - np.uint64(HEAP_BASE)).astype(np.int64), lanes, a
+            return
+        if lo >= SHARED_BASE and hi < SHARED_BASE + WINDOW:
+            off = (a - np.uint64(SHARED_BASE)).astype(np.int64)
+            over = off + size > self.shared_bytes
+            if over.any():
+                k = int(np.argmax(over))
+                self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
+            yield "shared", self.shared, self.blk[lanes] * self.stride + off, lanes, off
+            return
+        if lo >= LOCAL_BASE and hi < LOCAL_BASE + WINDOW:
+            off = (a - np.uint64(LOCAL_BASE)).astype(np.int64)
+            over = off + size > self.local_sp
+            if over.any():
+                k = int(np.argmax(over))
+                self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
+            flat = self.local.reshape(-1)
+            yield "local", flat, lanes * self.local_bytes + off, lanes, off
+            return
+        spaces = np.where(a >= np.uint64(HEAP_BASE), 0,
+                          np.where(a >= np.uint64(SHARED_BASE), 1,
+                                   np.where(a >= np.uint64(LOCAL_BASE), 2, 3)))
+        if (spaces == 3).any():
+            k = int(np.argmax(spaces == 3))
+            self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
+        for s in range(3):
+            sel = spaces == s
+            if sel.any():
+                yield from self._segments(addr, lanes[sel], size, align, site, op)
+
+    def _check_heap(self, a, lanes, size, site, op, lo, hi):
+        alloc = HEAP.bounds(lo, hi + size)
+        if alloc is not None:
+            return
+        ok = HEAP.in_bounds(a, size)
+        k = int(np.argmin(ok))
+        self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
+
+    def _fault(self, site: Site, op: str, size: int, lane, address: int, what: str):
+        lane = int(lane)
+        verb = {"ld": "read", "st": "write", "atom": "atomic"}[op]
+        if address >= HEAP_BASE:
+            near = HEAP.nearest(address)
+            where = self._relative(address, near.base, near.size, describe(near)) if near \
+                else "no device allocation is live"
+        elif address >= SHARED_BASE:
+            off = address - SHARED_BASE
+            syms = self.kernel.shared_symbols
+            if syms:
+                s = min(syms, key=lambda s: min(abs(off - s.offset), abs(off - s.offset - s.size)))
+                where = self._relative(off, s.offset, s.size, f"shared array '{s.name}'")
+            else:
+                where = "the kernel uses no shared memory"
+            where += f" (block has {self.shared_bytes} bytes of shared memory)"
+        elif address >= LOCAL_BASE:
+            where = f"local memory offset {address - LOCAL_BASE} (frame of {self.local_sp} bytes)"
+        else:
+            where = "not a device address (null or uninitialised pointer?)"
+        hint = (f"Addresses of a {size}-byte access must be multiples of {size}."
+                if what == "misaligned" else
+                "Guard the access with a bounds check (e.g. if (i < n)) or fix the index.")
+        raise MemcheckError(
+            f"memcheck: {what} {verb} of {size} bytes in kernel '{self.kernel.name}' at line "
+            f"{site.line} ({site.text}) by {self.who(lane)}: address {address:#x}, {where}. "
+            f"{hint}"
+        )
+
+    @staticmethod
+    def _relative(addr: int, base: int, size: int, name: str) -> str:
+        if addr < base:
+            return f"{base - addr} bytes before {name}"
+        if addr >= base + size:
+            return f"{addr - (base + size)} bytes after the end of {name}"
+        return f"inside {name}"
+
+    def _record(self, space, site, op, size, lanes, raw):
+        if space == "shared" and self.race is not None and op != "atom":
+            hz = self.race.access(self.blk[lanes] * self.stride + raw, self.tib[lanes],
+                                  self.warp_key[lanes], size, op == "st", site.id)
+            if hz:
+                self._race_error(site, hz, lanes)
+        if self.trace is not None:
+            self._trace(space, site, op, size, lanes, raw)
+
+    def _race_error(self, site, hazard, lanes):
+        kind, k, other, other_site = hazard
+        lane = int(lanes[k])
+        first = self.kernel.sites[other_site]
+        raise RaceError(
+            f"racecheck: {kind} hazard on shared memory in kernel '{self.kernel.name}', "
+            f"{self.who(lane).split(' thread')[0]}: {self.thread_name(lane, other)} accessed "
+            f"it at line {first.line} ({first.text}) and thread ({self.tx[lane]},"
+            f"{self.ty[lane]},{self.tz[lane]}) at line {site.line} ({site.text}), with no "
+            f"barrier between. Put __syncthreads() between the two accesses (or "
+            f"__syncwarp() within a warp); racecheck=False turns this check off."
+        )
+
+    def _trace(self, space, site, op, size, lanes, raw):
+        w = self.warp_key[lanes]
+        warps, inv = np.unique(w, return_inverse=True)
+        mask = np.zeros((warps.size, WARP), bool)
+        address = np.zeros((warps.size, WARP), np.uint64)
+        ln = lanes % WARP
+        mask[inv, ln] = True
+        address[inv, ln] = raw if space != "global" else raw
+        first = warps * WARP
+        block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
+        self.trace.add(AccessBatch(
+            self.kernel.name, site.line, site.column, site.id, space, op, size,
+            block.astype(np.int64), (warps % self.wpb).astype(np.int64), mask, address))
+
+    def load(self, addr, dtype: np.dtype, count: int, align: int, site: Site):
+        """Load ``count`` consecutive elements of ``dtype`` per active lane."""
+        lanes = np.flatnonzero(self.mask)
+        size = dtype.itemsize * count
+        out = [np.zeros(self.size, dtype) for _ in range(count)]
+        for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "ld"):
+            self._record(space, site, "ld", size, ln, raw if space != "global" else raw)
+            view = buf.view(dtype)
+            base = off // dtype.itemsize
+            for c in range(count):
+                out[c][ln] = view[base + c]
+        return out
+
+    def store(self, addr, values, dtype: np.dtype, align: int, site: Site) -> None:
+        """Store per active lane the component ``values`` (list) of ``dtype``."""
+        lanes = np.flatnonzero(self.mask)
+        size = dtype.itemsize * len(values)
+        for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "st"):
+            self._record(space, site, "st", size, ln, raw)
+            view = buf.view(dtype)
+            base = off // dtype.itemsize
+            for c, v in enumerate(values):
+                view[base + c] = v[ln] if isinstance(v, np.ndarray) and v.ndim else v
+
+    def atomic_targets(self, addr, dtype: np.dtype, site: Site):
+        """Checked ``(view, element_index, lanes)`` groups for an atomic operation."""
+        lanes = np.flatnonzero(self.mask)
+        size = dtype.itemsize
+        for space, buf, off, ln, raw in self._segments(addr, lanes, size, size, site, "atom"):
+            self._record(space, site, "atom", size, ln, raw)
+            yield buf.view(dtype), off // size, ln

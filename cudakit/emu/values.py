@@ -1,0 +1,66 @@
+"""Lane values: NumPy arrays (one element per lane) or NumPy scalars (uniform values).
+
+Vector values (``float4``...) are tuples of component values.
+
+>>> import numpy as np
+>>> from cudakit.emu.ctypes import INT, FLOAT
+>>> convert(np.float32(-2.7), FLOAT, INT)
+np.int32(-2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ctypes import BOOL, CType
+
+
+def cast_dtype(x, dt: np.dtype):
+    """``x`` as dtype ``dt`` with C's wrap-around and truncation toward zero."""
+    if isinstance(x, tuple):
+        raise TypeError("vector value where a scalar was expected")
+    if isinstance(x, np.ndarray) and x.ndim:
+        return x.astype(dt, copy=False)
+    if dt == np.bool_:
+        return np.bool_(x != 0)
+    return np.asarray(x).astype(dt)[()]
+
+
+def convert(x, src: CType, dst: CType):
+    """Convert a value of C type ``src`` to C type ``dst``."""
+    if src == dst:
+        return x
+    if dst.kind == "vec":
+        if src.kind == "vec":
+            return tuple(cast_dtype(c, dst.base.dtype) for c in x)
+        raise TypeError(f"cannot convert {src} to {dst}")
+    if dst == BOOL:
+        return x != 0
+    if dst.kind in ("int", "float", "ptr"):
+        return cast_dtype(x, dst.dtype)
+    raise TypeError(f"cannot convert {src} to {dst}")
+
+
+def full(x, n: int):
+    """``x`` as an array of ``n`` lanes (copies nothing if it already is one)."""
+    if isinstance(x, tuple):
+        return tuple(full(c, n) for c in x)
+    if isinstance(x, np.ndarray) and x.ndim:
+        return x
+    return np.full(n, x)
+
+
+def select(mask, new, old):
+    """Per lane: ``new`` where ``mask``, else ``old`` (both of the same type)."""
+    if isinstance(new, tuple):
+        return tuple(select(mask, n, o) for n, o in zip(new, old, strict=False))
+    return np.where(mask, new, old)
+
+
+def zero(t: CType):
+    """The zero value of type ``t`` (uniform)."""
+    if t.kind == "vec":
+        return tuple(t.base.dtype.type(0) for _ in range(t.dims[0]))
+    if t.dtype is None:
+        return np.uint64(0)
+    return t.dtype.type(0)
