@@ -127,13 +127,22 @@ def _check_tool(tool: str) -> None:
         raise CudakitError(f"sanitize: tool={tool!r} is not one of {', '.join(TOOLS)}")
 
 
+def _attached_source(kernel) -> str:
+    """The source a kernel object carries (``kernel.source`` or ``kernel.info.source``), or ''."""
+    for owner in (kernel, getattr(kernel, "info", None)):
+        text = getattr(owner, "source", None)
+        if isinstance(text, str):
+            return text
+    return ""
+
+
 def _source_of(kernel, source: str | None) -> tuple[str, str]:
     name = kernel if isinstance(kernel, str) else getattr(kernel, "name", None)
     if not isinstance(name, str):
         raise CudakitError(
             f"sanitize: expected a kernel from %%cuda or a kernel name, got {type(kernel).__name__}"
         )
-    text = source if source is not None else getattr(kernel, "source", None)
+    text = source if source is not None else _attached_source(kernel)
     if not text:
         raise CudakitError(
             f"sanitize: the source of '{name}' is needed to run it under compute-sanitizer; "
@@ -165,7 +174,7 @@ def _on_emulator(kernel, args, grid, block, shared, tool, source):
     if isinstance(kernel, str):
         raise CudakitError("sanitize: on the emulator pass the kernel itself (from %%cuda)")
     held = [cuda.InOut(a) if isinstance(a, np.ndarray) else a for a in args]
-    text = source if source is not None else getattr(kernel, "source", "") or ""
+    text = source if source is not None else _attached_source(kernel)
     kinds = {RaceError: "race", MemcheckError: "invalid access", BarrierError: "barrier"}
     try:
         kernel(*held, grid=grid, block=block, shared=shared, racecheck=tool == "racecheck")
