@@ -41,6 +41,9 @@ _LAZY = {
     "bandwidth_gbs": "timing",
     "gflops": "timing",
     "device_info": "device",
+    "analyze": "analysis",
+    "profile": "analysis",
+    "sanitize": "sanitizer",
 }
 _SUBMODULES = ("cuda", "occupancy", "emu", "analysis", "widgets", "grading")
 
