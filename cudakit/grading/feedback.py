@@ -41,7 +41,7 @@ REASONS: dict[str, tuple[str, str]] = {
         "the emulator cannot run a construct the kernel uses",
         "Use the constructs the labs use, or run on a GPU.",
     ),
-    "NotImplementedError": ("not done yet", "Replace the TODO with your code."),
+    "NotImplementedError": ("not done yet", "Write your code where it says YOUR CODE HERE."),
     "NameError": (
         "something the test needs is not defined",
         "Keep the names the exercise gives, and run the cells above first.",
