@@ -16,6 +16,7 @@ time-block depth and window size.  Run on the device machine:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 from pathlib import Path
@@ -86,6 +87,7 @@ def build(notebook: str, names: tuple[str, ...]):
     return {name: module.get_function(name) for name in names}
 
 
+@functools.cache
 def rows_per_thread(notebook: str) -> int:
     """``H2_ROWS`` of the lab's ``heat2d_rows`` cell: the rows one thread walks."""
     return int(re.search(r"H2_ROWS\s*=\s*(\d+)", cuda_cells(notebook)).group(1))
@@ -156,9 +158,11 @@ def check(k, rng) -> list[list]:
     d_in, d_out = cp.asarray(u3), cp.asarray(u3)
     k["heat3d"]((-(-nx3 // 32), -(-ny3 // 4), -(-nz // 2)), (32, 4, 2), (d_in, d_out, *dims))
     rows.append(["heat3d", f"{nz}x{ny3}x{nx3}", relative_error(d_out.get(), ref3)])
-    d_in, d_out = cp.asarray(u3), cp.asarray(u3)
-    k["heat3d_stream"](grid2(nx3, ny3, (32, 8)), (32, 8), (d_in, d_out, *dims))
-    rows.append(["heat3d_stream", f"{nz}x{ny3}x{nx3}", relative_error(d_out.get(), ref3)])
+    for slabs in (1, 3, 40):
+        d_in, d_out = cp.asarray(u3), cp.asarray(u3)
+        k["heat3d_stream"]((*grid2(nx3, ny3, (32, 8)), slabs), (32, 8), (d_in, d_out, *dims))
+        rows.append([f"heat3d_stream, {slabs} slabs", f"{nz}x{ny3}x{nx3}",
+                     relative_error(d_out.get(), ref3)])
     return rows
 
 
@@ -235,9 +239,11 @@ def time_3d(k, n: int, rng) -> tuple[list[list], dict]:
         ms = median_ms(lambda g=grid, b=block: k["heat3d"](g, b, args))
         rows.append([f"heat3d {'x'.join(map(str, block))}", "1", f"{ms:.3f}",
                      f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
-    ms = median_ms(lambda: k["heat3d_stream"](grid2(n, n, (32, 8)), (32, 8), args))
-    rows.append(["heat3d_stream 32x8", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
-                 f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
+    for slabs in (1, 4, 8, 16, 32):
+        grid = (*grid2(n, n, (32, 8)), slabs)
+        ms = median_ms(lambda g=grid: k["heat3d_stream"](g, (32, 8), args))
+        rows.append([f"heat3d_stream 32x8, {slabs} z-slabs", "1", f"{ms:.3f}",
+                     f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
     return rows, data
 
 
