@@ -26,14 +26,15 @@ QUALIFIERS_IGNORED = {"const", "volatile", "__restrict__", "__restrict", "restri
 class Expr:
     """A compiled expression: ``fn(batch)`` gives its value; ``type`` its C type."""
 
-    __slots__ = ("fn", "type", "lv", "const", "pure")
+    __slots__ = ("fn", "type", "lv", "const", "pure", "root")
 
-    def __init__(self, fn, type: CType, lv=None, const=None, pure=True):
+    def __init__(self, fn, type: CType, lv=None, const=None, pure=True, root=None):
         self.fn = fn
         self.type = type
         self.lv = lv
         self.const = const
         self.pure = pure
+        self.root = root  # (name, base address fn, bytes) of a declared array being indexed
 
 
 def constant(value, t: CType) -> Expr:
@@ -81,8 +82,8 @@ class ComponentLV:
 class MemoryLV:
     """An object in memory at a per-lane address."""
 
-    def __init__(self, addr_fn, t: CType, site: Site):
-        self.addr_fn, self.type, self.site = addr_fn, t, site
+    def __init__(self, addr_fn, t: CType, site: Site, bounds=None):
+        self.addr_fn, self.type, self.site, self.bounds = addr_fn, t, site, bounds
         if t.kind == "vec":
             self.dtype, self.count, self.align = t.base.dtype, t.dims[0], t.align
             if t.dims[0] == 3:
@@ -93,11 +94,19 @@ class MemoryLV:
     def addr(self, b):
         return self.addr_fn(b)
 
+    def check(self, b, a, op):
+        name, base_fn, total = self.bounds
+        b.check_array(a, base_fn(b), total, self.type.size, name, self.site, op)
+
     def load_at(self, b, a):
+        if self.bounds is not None:
+            self.check(b, a, "ld")
         comps = b.load(a, self.dtype, self.count, self.align, self.site)
         return tuple(comps) if self.type.kind == "vec" else comps[0]
 
     def store_at(self, b, a, v):
+        if self.bounds is not None:
+            self.check(b, a, "st")
         comps = list(v) if self.type.kind == "vec" else [v]
         b.store(a, comps, self.dtype, self.align, self.site)
 
@@ -120,7 +129,7 @@ def _div(x, y):
     q = np.floor_divide(x, ys)
     if np.asarray(x).dtype.kind == "i":
         r = x - q * ys
-        q = q + ((r != 0) & ((r < 0) != (ys < 0))).astype(q.dtype)
+        q = q + ((r != 0) & ((x < 0) != (ys < 0))).astype(q.dtype)
     return np.where(zero_div, -1, q).astype(np.asarray(q).dtype)[()]
 
 
@@ -394,7 +403,8 @@ class Compiler:
         if b.kind == "mem":
             addr = b.addr
             if b.type.kind == "array":
-                return Expr(addr, b.type)
+                root = (name, addr, b.type.size) if b.type.size else None  # extern: unsized
+                return Expr(addr, b.type, root=root)
             lv = MemoryLV(addr, b.type, self.site(node))
             return lv_expr(lv, b.type, False)
         raise self.unsupported(node, f"'{name}' used as a value")
@@ -459,8 +469,8 @@ class Compiler:
             et = t.base
         addr = self.offset_fn(base.fn, idx, et.size)
         if et.kind == "array":
-            return Expr(addr, et, pure=base.pure and idx.pure)
-        lv = MemoryLV(addr, et, self.site(node))
+            return Expr(addr, et, pure=base.pure and idx.pure, root=base.root)
+        lv = MemoryLV(addr, et, self.site(node), bounds=base.root)
         return lv_expr(lv, et, False)
 
     @staticmethod
@@ -764,6 +774,13 @@ class Compiler:
                 out[pname] = Binding("type", type=self.type_descriptor(a)
                                      if a.type == "type_descriptor" else self.base_type(a))
             else:
+                if a.type == "type_descriptor":  # a name the grammar took for a type
+                    a = a.child_by_field_name("type")
+                    b = self.scope.find(a.text.decode())
+                    if b is None or b.kind != "const":
+                        raise self.unsupported(a, f"the template argument '{a.text.decode()}'")
+                    out[pname] = Binding("const", type=ptype, value=b.value)
+                    continue
                 out[pname] = Binding("const", type=ptype, value=self.const_int(a))
         if len(targs) < len(params):
             raise self.unsupported(node, "a template call without all template arguments")

@@ -1,14 +1,19 @@
-"""racecheck: shared-memory hazards between barriers, per byte, vectorised.
+"""racecheck: shared-memory hazards between barriers, vectorised over lanes.
 
-For every byte of every block's shared memory the tracker remembers the last
-writer and the reader(s) since the last ``__syncthreads()``. An access by another
-thread that conflicts with them (write-after-write, read-after-write,
-write-after-read) is a hazard, because CUDA orders nothing between two barriers.
+For every 4-byte word (every byte once the kernel makes a 1- or 2-byte shared
+access) of each block's shared memory, the tracker remembers the last writer and
+the reader(s) since the last ``__syncthreads()``. An access by another thread
+that conflicts with them (write-after-write, read-after-write, write-after-read)
+is a hazard, because CUDA orders nothing between two barriers.
 
 Threads of the same warp are ordered only by ``__syncwarp()``: since Volta the
 lanes of a warp may run independently, so warp-synchronous code without
 ``__syncwarp()`` is reported too, as compute-sanitizer's racecheck does on
 current GPUs. ``volatile`` does not help: it orders nothing between threads.
+
+Reads are only logged; the log is folded into the reader state when a write
+follows in the same barrier interval (most reads, e.g. of a loaded tile, are
+never followed by one, so they cost almost nothing).
 
 >>> import numpy as np
 >>> r = RaceTracker(nblocks=1, nbytes=8, warps_per_block=1)
@@ -28,30 +33,52 @@ CROSS = -3
 
 
 class RaceTracker:
-    """Per-byte access history of the shared memory of a batch of blocks."""
+    """Access history of the shared memory of a batch of blocks."""
 
     def __init__(self, nblocks: int, nbytes: int, warps_per_block: int):
-        n = nblocks * nbytes
-        self.nbytes = nbytes
-        self.w_tid = np.full(n, NONE, np.int32)
-        self.w_warp = np.zeros(n, np.int32)
-        self.w_ep = np.zeros(n, np.int32)
-        self.w_site = np.zeros(n, np.int32)
-        self.r_tid = np.full(n, NONE, np.int32)
-        self.r_warp = np.zeros(n, np.int32)
-        self.r_ep = np.zeros(n, np.int32)
-        self.r_site = np.zeros(n, np.int32)
+        self.unit = 4
+        self.n = nblocks * nbytes
+        self.w_tid = np.full(self.n // 4, NONE, np.int32)
+        self.w_ep = np.zeros(self.n // 4, np.int32)
+        self.w_site = np.zeros(self.n // 4, np.int32)
+        self.r_tid = np.full(self.n // 4, NONE, np.int32)
+        self.r_warp = np.zeros(self.n // 4, np.int32)
+        self.r_ep = np.zeros(self.n // 4, np.int32)
+        self.r_site = np.zeros(self.n // 4, np.int32)
+        self.stride = nbytes
         self.epoch = np.zeros(nblocks * warps_per_block, np.int32)
-        self.warps_per_block = warps_per_block
+        self.wpb = warps_per_block
+        self.reads: list = []
+        self.written = False
+
+    def _to_bytes(self) -> None:
+        """Switch to byte granularity (a 1- or 2-byte access appeared)."""
+        self._fold()
+        for name in ("w_tid", "w_ep", "w_site", "r_tid", "r_warp", "r_ep", "r_site"):
+            setattr(self, name, np.repeat(getattr(self, name), 4))
+        self.unit = 1
 
     def barrier(self) -> None:
         """``__syncthreads()``: everything before is ordered before everything after."""
-        self.w_tid.fill(NONE)
+        if self.written:
+            self.w_tid.fill(NONE)
         self.r_tid.fill(NONE)
+        self.reads.clear()
+        self.written = False
 
     def syncwarp(self, warp_keys: np.ndarray) -> None:
         """``__syncwarp()`` by the given warps (batch-wide warp numbers)."""
         self.epoch[np.unique(warp_keys)] += 1
+
+    def _cells(self, offsets, tids, warps, size):
+        u = self.unit
+        per = max(size // u, 1)
+        first = offsets // u
+        if per == 1:
+            return first, tids.astype(np.int32), warps.astype(np.int32), 1
+        idx = (first[:, None] + np.arange(per)).ravel()
+        return (idx, np.repeat(tids.astype(np.int32), per),
+                np.repeat(warps.astype(np.int32), per), per)
 
     def access(self, offsets, tids, warps, size: int, write: bool, site: int):
         """Record one shared access; return ``None`` or a hazard description.
@@ -62,51 +89,55 @@ class RaceTracker:
         """
         if offsets.size == 0:
             return None
-        idx = (offsets[:, None] + np.arange(size)).ravel()
-        t = np.repeat(tids.astype(np.int32), size)
-        wk = np.repeat(warps.astype(np.int32), size)
+        if size < self.unit:
+            self._to_bytes()
+        idx, t, wk, per = self._cells(offsets, tids, warps, size)
         ep = self.epoch[wk]
-        w = self.w_tid[idx]
-        unordered_w = (w >= 0) & (w != t) & ((self.w_warp[idx] != wk) | (self.w_ep[idx] == ep))
-        if write:
-            r = self.r_tid[idx]
-            rw = self.r_warp[idx]
-            unordered_r = (r != NONE) & (r != t) & ((rw != wk) | (self.r_ep[idx] == ep))
-            found = self._first(unordered_w, "write-after-write", w, self.w_site[idx], size)
-            found = found or self._first(unordered_r, "write-after-read", r, self.r_site[idx],
-                                         size)
-            if found:
-                return found
-            self.w_tid[idx] = t
-            self.w_warp[idx] = wk
-            self.w_ep[idx] = ep
-            self.w_site[idx] = site
-            back = self.w_tid[idx]
-            return self._first(back != t, "write-after-write", back, np.full(idx.size, site),
-                               size)
-        found = self._first(unordered_w, "read-after-write", w, self.w_site[idx], size)
+        found = None
+        if self.written:
+            w = self.w_tid[idx]
+            same_warp = (idx * self.unit // self.stride) * self.wpb + w // 32 == wk
+            unordered = (w >= 0) & (w != t) & (~same_warp | (self.w_ep[idx] == ep))
+            kind = "write-after-write" if write else "read-after-write"
+            found = self._first(unordered, kind, w, self.w_site[idx], per)
+        if found or not write:
+            if not write:
+                self.reads.append((idx, t, wk, ep, site))
+            return found
+        self._fold()
+        r = self.r_tid[idx]
+        unordered = (r != NONE) & (r != t) & ((self.r_warp[idx] != wk) | (self.r_ep[idx] == ep))
+        found = self._first(unordered, "write-after-read", r, self.r_site[idx], per)
         if found:
             return found
-        r = self.r_tid[idx]
-        rw = self.r_warp[idx]
-        single = (r == NONE) | (r == t) | ((rw == wk) & (self.r_ep[idx] != ep))
-        new_t = np.where(single, t, MULTI).astype(np.int32)
-        new_w = np.where(single | (rw == wk), wk, CROSS).astype(np.int32)
-        self.r_tid[idx] = new_t
-        self.r_warp[idx] = new_w
-        self.r_ep[idx] = ep
-        self.r_site[idx] = site
-        clash = self.r_tid[idx] != new_t
-        if clash.any():
-            same = self.r_warp[idx] == wk
-            ci = idx[clash]
-            self.r_tid[ci] = MULTI
-            self.r_warp[ci] = np.where(same[clash], wk[clash], CROSS)
-        return None
+        self.w_tid[idx] = t
+        self.w_ep[idx] = ep
+        self.w_site[idx] = site
+        self.written = True
+        back = self.w_tid[idx]
+        return self._first(back != t, "write-after-write", back, np.full(idx.size, site), per)
+
+    def _fold(self) -> None:
+        """Fold the logged reads into the per-cell reader state."""
+        for idx, t, wk, ep, site in self.reads:
+            r = self.r_tid[idx]
+            rw = self.r_warp[idx]
+            single = (r == NONE) | (r == t) | ((rw == wk) & (self.r_ep[idx] != ep))
+            new_t = np.where(single, t, MULTI).astype(np.int32)
+            self.r_tid[idx] = new_t
+            self.r_warp[idx] = np.where(single | (rw == wk), wk, CROSS)
+            self.r_ep[idx] = ep
+            self.r_site[idx] = site
+            clash = self.r_tid[idx] != new_t
+            if clash.any():
+                ci = idx[clash]
+                self.r_tid[ci] = MULTI
+                self.r_warp[ci] = np.where(self.r_warp[ci] == wk[clash], wk[clash], CROSS)
+        self.reads.clear()
 
     @staticmethod
-    def _first(bad, kind, other, other_site, size):
+    def _first(bad, kind, other, other_site, per):
         if not bad.any():
             return None
         k = int(np.argmax(bad))
-        return kind, k // size, int(other[k]), int(other_site[k])
+        return kind, k // per, int(other[k]), int(other_site[k])

@@ -197,9 +197,10 @@ class Batch:
             flat = self.local.reshape(-1)
             yield "local", flat, lanes * self.local_bytes + off, lanes, off
             return
-        spaces = np.where(a >= np.uint64(HEAP_BASE), 0,
-                          np.where(a >= np.uint64(SHARED_BASE), 1,
-                                   np.where(a >= np.uint64(LOCAL_BASE), 2, 3)))
+        spaces = np.full(a.size, 3)
+        for code, (start, end) in enumerate(((HEAP_BASE, 2**64), (SHARED_BASE, SHARED_BASE +
+                                             WINDOW), (LOCAL_BASE, LOCAL_BASE + WINDOW))):
+            spaces[(a >= np.uint64(start)) & (a < np.uint64(min(end, 2**64 - 1)))] = code
         if (spaces == 3).any():
             k = int(np.argmax(spaces == 3))
             self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
@@ -219,11 +220,11 @@ class Batch:
     def _fault(self, site: Site, op: str, size: int, lane, address: int, what: str):
         lane = int(lane)
         verb = {"ld": "read", "st": "write", "atom": "atomic"}[op]
-        if address >= HEAP_BASE:
+        if address >= HEAP_BASE - WINDOW:
             near = HEAP.nearest(address)
             where = self._relative(address, near.base, near.size, describe(near)) if near \
                 else "no device allocation is live"
-        elif address >= SHARED_BASE:
+        elif SHARED_BASE <= address < SHARED_BASE + WINDOW:
             off = address - SHARED_BASE
             syms = self.kernel.shared_symbols
             if syms:
@@ -232,7 +233,7 @@ class Batch:
             else:
                 where = "the kernel uses no shared memory"
             where += f" (block has {self.shared_bytes} bytes of shared memory)"
-        elif address >= LOCAL_BASE:
+        elif LOCAL_BASE <= address < LOCAL_BASE + WINDOW:
             where = f"local memory offset {address - LOCAL_BASE} (frame of {self.local_sp} bytes)"
         else:
             where = "not a device address (null or uninitialised pointer?)"
@@ -258,21 +259,28 @@ class Batch:
             hz = self.race.access(self.blk[lanes] * self.stride + raw, self.tib[lanes],
                                   self.warp_key[lanes], size, op == "st", site.id)
             if hz:
-                self._race_error(site, hz, lanes)
+                self._race_error(site, hz, lanes, raw)
         if self.trace is not None:
             self._trace(space, site, op, size, lanes, raw)
 
-    def _race_error(self, site, hazard, lanes):
+    def _race_error(self, site, hazard, lanes, raw):
         kind, k, other, other_site = hazard
         lane = int(lanes[k])
         first = self.kernel.sites[other_site]
+        earlier, later = {"read-after-write": ("wrote", "read"),
+                          "write-after-read": ("read", "wrote"),
+                          "write-after-write": ("wrote", "wrote")}[kind]
+        off = int(raw[k])
+        names = [s.name for s in self.kernel.shared_symbols if s.offset <= off < s.offset + s.size]
+        what = f"shared byte {off}" + (f" (in '{names[0]}')" if names else "")
+        me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
         raise RaceError(
-            f"racecheck: {kind} hazard on shared memory in kernel '{self.kernel.name}', "
-            f"{self.who(lane).split(' thread')[0]}: {self.thread_name(lane, other)} accessed "
-            f"it at line {first.line} ({first.text}) and thread ({self.tx[lane]},"
-            f"{self.ty[lane]},{self.tz[lane]}) at line {site.line} ({site.text}), with no "
-            f"barrier between. Put __syncthreads() between the two accesses (or "
-            f"__syncwarp() within a warp); racecheck=False turns this check off."
+            f"racecheck: {kind} hazard on {what} in kernel '{self.kernel.name}', "
+            f"{self.who(lane).split(' thread')[0]}: {self.thread_name(lane, other)} {earlier} "
+            f"it at line {first.line} ({first.text}), then {me} {later} it at line "
+            f"{site.line} ({site.text}), with no barrier between. Put __syncthreads() between "
+            f"the two accesses (or __syncwarp() within a warp); racecheck=False turns this "
+            f"check off."
         )
 
     def _trace(self, space, site, op, size, lanes, raw):
@@ -288,6 +296,24 @@ class Batch:
         self.trace.add(AccessBatch(
             self.kernel.name, site.line, site.column, site.id, space, op, size,
             block.astype(np.int64), (warps % self.wpb).astype(np.int64), mask, address))
+
+    def check_array(self, addr, base, total: int, size: int, name: str, site: Site, op: str):
+        """memcheck of an index into the declared array ``name`` (``total`` bytes)."""
+        lanes = np.flatnonzero(self.mask)
+        a = addr[lanes] if isinstance(addr, np.ndarray) and addr.ndim else addr
+        off = (np.asarray(a, np.uint64) - np.uint64(base)).astype(np.int64)
+        bad = (off < 0) | (off + size > total)
+        if np.any(bad):
+            k = int(np.argmax(bad)) if np.ndim(bad) else 0
+            lane = int(lanes[k])
+            o = int(off[k]) if np.ndim(off) else int(off)
+            verb = "read" if op == "ld" else "write"
+            raise MemcheckError(
+                f"memcheck: out of bounds {verb} of {size} bytes in kernel '{self.kernel.name}' "
+                f"at line {site.line} ({site.text}) by {self.who(lane)}: element {o // size} "
+                f"of array '{name}', which has {total // size} elements (byte offset {o}). "
+                f"Fix the index or the array size."
+            )
 
     def load(self, addr, dtype: np.dtype, count: int, align: int, site: Site):
         """Load ``count`` consecutive elements of ``dtype`` per active lane."""
