@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import CompileError, UnsupportedError
 from . import ctypes as ct
 from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, CType
 from .memory import LOCAL_BASE, SHARED_BASE
@@ -394,7 +394,8 @@ class Compiler:
             return constant(32, INT)
         b = self.scope.find(name)
         if b is None:
-            raise self.unsupported(node, f"the name '{name}' (undeclared here)")
+            raise CompileError(f"line {self.line(node)}: identifier '{name}' is undefined "
+                               f"(in '{self.fname}')")
         if b.kind == "const":
             return constant(b.value, b.type)
         if b.kind == "reg":
@@ -950,11 +951,18 @@ class Compiler:
         if init.type != "initializer_list":
             raise self.unsupported(init, f"this initializer for the array '{name}'")
         et = t.base
-        if len(t.dims) > 1:
-            raise self.unsupported(init, "a brace initializer for a multi-dimensional array")
-        vals = [self.expr(c) for c in init.named_children]
+        leaves = []
+
+        def walk(n):
+            for k in n.named_children:
+                if k.type == "initializer_list":
+                    walk(k)
+                else:
+                    leaves.append(k)
+        walk(init)
+        vals = [self.expr(c) for c in leaves]
         convs = [self.converter(v.type, et, init) for v in vals]
-        n = t.dims[0]
+        n = int(np.prod(t.dims))
         lv = MemoryLV(None, et, self.site(node))
         step = np.uint64(et.size)
 

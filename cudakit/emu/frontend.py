@@ -41,6 +41,8 @@ PREDEFINED = {
     "NAN": "__int_as_float(0x7fffffff)",
     "M_PI": "3.14159265358979323846",
     "NULL": "0",
+    "__launch_bounds__(...)": "",
+    "__align__(n)": "",
 }
 
 _LINE = re.compile(r'^\s*#\s*line\s+(\d+)')
@@ -125,12 +127,58 @@ def _first_error(node: Node) -> Node | None:
     return node
 
 
+CASTS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
+
+
+def _template_names(root: Node) -> set[str]:
+    names = set(CASTS)
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "template_declaration":
+            for d in n.named_children:
+                decl = d.child_by_field_name("declarator")
+                while decl is not None and decl.type != "identifier":
+                    decl = decl.child_by_field_name("declarator")
+                if decl is not None:
+                    names.add(decl.text.decode())
+        stack.extend(n.named_children)
+    return names
+
+
+def _misread_templates(root: Node, templates: set[str]) -> list[Node]:
+    """``a < b && c > d`` read as a template call ``a<...>``: the names to parenthesise."""
+    out, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "template_function":
+            name = n.child_by_field_name("name")
+            if name is not None and name.text.decode() not in templates:
+                out.append(name)
+        stack.extend(n.named_children)
+    return out
+
+
+def _parse_text(text: str) -> Node:
+    """Parse, rewriting comparisons the C++ grammar took for template calls as ``(a) < b``."""
+    data = text.encode()
+    for _ in range(20):
+        root = Parser(_LANGUAGE).parse(data).root_node
+        bad = _misread_templates(root, _template_names(root))
+        if not bad:
+            return root
+        for name in sorted(bad, key=lambda n: n.start_byte, reverse=True):
+            data = (data[:name.start_byte] + b"(" + data[name.start_byte:name.end_byte] + b")"
+                    + data[name.end_byte:])
+    return root
+
+
 def parse(source: str, options=()) -> Unit:
     """Preprocess and parse ``source``; syntax errors raise ``CompileError``."""
     text, lines = preprocess(source, options)
-    tree = Parser(_LANGUAGE).parse(text.encode())
-    unit = Unit(text, tree.root_node, lines)
-    bad = _first_error(tree.root_node)
+    tree = _parse_text(text)
+    unit = Unit(text, tree, lines)
+    bad = _first_error(tree)
     if bad is not None:
         line = unit.user_line(bad.start_point[0])
         snippet = bad.text.decode(errors="replace").strip().splitlines()
