@@ -57,6 +57,11 @@ def _is_poison(value) -> bool:
     return bool(np.isnan(value)) if np.asarray(value).dtype.kind in "fc" else value == SENTINEL_INT
 
 
+def _number(value) -> str:
+    """Integers exactly, floating-point values to 6 significant digits."""
+    return str(int(value)) if np.asarray(value).dtype.kind in "iub" else f"{float(value):.6g}"
+
+
 def _index(index: tuple) -> str:
     return ", ".join(str(int(i)) for i in index)
 
@@ -81,7 +86,8 @@ def expect_equal(name: str, got, expected, *, rtol: float = 0.0, atol: float = 0
     value = got[first]
     note = " (never written)" if _is_poison(value) else ""
     text = (f"{prefix}{name} is wrong at {count} of {got.size} elements. First wrong: "
-            f"{name}[{_index(first)}] should be {expected[first]:.6g} but is {value:.6g}{note}.")
+            f"{name}[{_index(first)}] should be {_number(expected[first])} but is {_number(value)}"
+            f"{note}.")
     if got.ndim == 1:
         text += f" Wrong indices run from {bad[0][0]} to {bad[-1][0]}."
     else:
