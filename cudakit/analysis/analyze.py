@@ -74,5 +74,6 @@ def analyze(source_or_module, kernel_name: str, *, grid, block, args=(),
     except (KeyError, AttributeError, LookupError) as exc:
         raise CudakitError(f"no kernel named '{kernel_name}' in the source") from exc
     trace = emu.Trace()
-    function(*_device_args(emu, args), grid=grid, block=block, shared=shared, trace=trace)
+    function(*_device_args(emu, args), grid=grid, block=block, shared=shared, trace=trace,
+             racecheck=False)
     return from_trace(trace, source, kernel=kernel_name, grid=grid)

@@ -9,18 +9,24 @@ Global memory (the rules behind ``l1tex__t_requests`` / ``l1tex__t_sectors``):
 * a warp whose instruction has at least one active lane makes **one request**, whatever the
   element size (1 to 16 bytes); a warp with no active lane makes none;
 * the request moves every **32-byte sector** that an active lane touches, each once, so lanes
-  reading the same word (broadcast) or the same sector share it.
+  reading the same word (broadcast) or the same sector share it;
+* it looks up one L1 tag per **128-byte line** it touches (ncu's per-line "L1 Tag Requests").
 
 Shared memory (``l1tex__data_pipe_lsu_wavefronts_mem_shared`` and ``..._bank_conflicts``):
 
 * 32 banks, each 4 bytes wide; the 4-byte word at byte offset ``a`` lives in bank
   ``(a // 4) % 32``;
-* accesses of 1 to 4 bytes are served for the whole warp at once; 8- and 16-byte accesses in two
+* accesses of 1 to 8 bytes are served for the whole warp at once, 16-byte accesses in two
   half-warp phases (lanes 0-15, then 16-31); a phase with no active lane costs nothing;
-* a phase takes as many **wavefronts** as the largest number of *distinct* words that its active
-  lanes need from one bank (lanes that need the same word share it: broadcast/multicast);
-* a phase's ideal is ``ceil(distinct words / 32)`` wavefronts (at most 32 words per wavefront);
-  **bank conflicts** are wavefronts minus that ideal.
+* a bank supplies one word per wavefront, so a phase needs at least as many wavefronts as the
+  largest number of *distinct* words its active lanes need from one bank (lanes that need the
+  same word share it: broadcast/multicast);
+* a wavefront hands at most 128 bytes to the lanes, and only lanes of one quad (4 consecutive
+  lanes) share a delivery: a phase also needs ``ceil(sum over quads of distinct bytes / 128)``
+  wavefronts (this is why a conflict-free 8-byte access of 32 lanes takes 2 wavefronts and a
+  16-byte one 4, while a broadcast of one 8-byte word takes 1);
+* a phase takes the larger of the two; its ideal is the larger of ``ceil(distinct words / 32)``
+  and the delivery bound, and **bank conflicts** are wavefronts minus the ideal.
 
 These rules reproduce all cases of the H100 suite in ``tests/fixtures/ncu`` exactly; see
 ``README.md`` in this folder for the measurements and the known differences.
@@ -39,9 +45,12 @@ from __future__ import annotations
 import numpy as np
 
 SECTOR = 32  # bytes per sector of a global request
+LINE = 128  # bytes per L1 cache line (one tag lookup)
 BANKS = 32
 BANK_WIDTH = 4  # bytes per bank word
 WARP = 32
+QUAD = 4  # lanes whose identical addresses share one delivery
+WAVEFRONT_BYTES = 128  # data one wavefront hands to the lanes
 _NONE = np.iinfo(np.uint64).max  # stands for "no address" in sorted distinct counts
 
 
@@ -67,6 +76,14 @@ def sectors(batch) -> np.ndarray:
     return _distinct(both, np.concatenate([batch.mask, batch.mask], axis=1))
 
 
+def cache_lines(batch) -> np.ndarray:
+    """Distinct 128-byte lines (L1 tags) touched by the active lanes of each warp: ``(W,)`` int."""
+    first = batch.address // LINE
+    last = (batch.address + np.uint64(batch.size - 1)) // LINE
+    both = np.concatenate([first, last], axis=1)
+    return _distinct(both, np.concatenate([batch.mask, batch.mask], axis=1))
+
+
 def bytes_used(batch) -> np.ndarray:
     """Distinct bytes the active lanes of each warp read or write: ``(W,)`` int."""
     if not (batch.address % np.uint64(batch.size)).any():  # aligned: lanes share or are disjoint
@@ -84,7 +101,7 @@ def bytes_requested(batch) -> np.ndarray:
 
 def phase_lanes(size: int) -> int:
     """Lanes served together by shared memory for an access of ``size`` bytes."""
-    return WARP if size <= BANK_WIDTH else WARP // 2
+    return WARP if size <= 2 * BANK_WIDTH else WARP // 2
 
 
 def _shared_words(batch) -> tuple[np.ndarray, np.ndarray]:
@@ -98,13 +115,20 @@ def _shared_words(batch) -> tuple[np.ndarray, np.ndarray]:
     return words.reshape(rows, lanes * per_lane), active.reshape(rows, lanes * per_lane)
 
 
+def _delivery(batch) -> np.ndarray:
+    """Per phase, the wavefronts needed to hand each quad of lanes its distinct data."""
+    quads = batch.warps * WARP // QUAD
+    distinct = _distinct(batch.address.reshape(quads, QUAD), batch.mask.reshape(quads, QUAD))
+    per_phase = (distinct * batch.size).reshape(-1, phase_lanes(batch.size) // QUAD).sum(axis=1)
+    return -(-per_phase // WAVEFRONT_BYTES)
+
+
 def _per_warp(per_phase: np.ndarray, batch) -> np.ndarray:
     return per_phase.reshape(batch.warps, -1).sum(axis=1)
 
 
-def wavefronts(batch) -> np.ndarray:
-    """Shared-memory wavefronts of each warp: ``(W,)`` int (0 for a warp with no active lane)."""
-    words, active = _shared_words(batch)
+def _bank_degree(words: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Per row, the largest number of distinct words that one bank must supply."""
     ordered = np.sort(np.where(active, words, _NONE), axis=1)
     new = np.ones(ordered.shape, bool)
     new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
@@ -113,15 +137,20 @@ def wavefronts(batch) -> np.ndarray:
     banks = (ordered % BANKS).astype(np.int64).ravel()
     per_bank = np.bincount(rows * BANKS + banks, weights=new.ravel(),
                            minlength=ordered.shape[0] * BANKS)
-    worst = per_bank.reshape(-1, BANKS).max(axis=1).astype(np.int64)
-    return _per_warp(worst, batch)
+    return per_bank.reshape(-1, BANKS).max(axis=1).astype(np.int64)
+
+
+def wavefronts(batch) -> np.ndarray:
+    """Shared-memory wavefronts of each warp: ``(W,)`` int (0 for a warp with no active lane)."""
+    words, active = _shared_words(batch)
+    return _per_warp(np.maximum(_bank_degree(words, active), _delivery(batch)), batch)
 
 
 def ideal_wavefronts(batch) -> np.ndarray:
     """Wavefronts each warp would need without bank conflicts: ``(W,)`` int."""
     words, active = _shared_words(batch)
-    distinct = _distinct(words, active)
-    return _per_warp(-(-distinct // BANKS), batch)
+    by_banks = -(-_distinct(words, active) // BANKS)
+    return _per_warp(np.maximum(by_banks, _delivery(batch)), batch)
 
 
 def bank_of(address: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ def read_source_csv(text: str, source: str = "") -> list[tuple[str, list[AccessS
 
     The counters come from each CUDA line's own row (one access per line and memory space);
     the SASS rows listed under it (some twice, long lines abridged with ``...``) tell which
-    operations the line performs and how many shared-memory instructions ran.
+    operations the line performs and how many of its memory instructions ran.
     """
     lines = source.splitlines()
     out: list[tuple[str, list[AccessStats]]] = []
@@ -80,7 +80,7 @@ def _line_accesses(launch, line: int, cell: dict, lines: list[str]) -> dict[str,
             continue
         a = AccessStats(launch[0], line, 0, space, "", 0, source=text)
         if space == "global":
-            a.requests = _number(cell.get("L1 Tag Requests Global", "0"))
+            a.cache_lines = _number(cell.get("L1 Tag Requests Global", "0"))
             a.cost = _number(cell.get("L2 Theoretical Sectors Global", "0"))
             a.ideal = _number(cell.get("L2 Theoretical Sectors Global Ideal", "0"))
         else:
@@ -98,8 +98,7 @@ def _note_instruction(current: dict[str, AccessStats], cell: dict) -> None:
     op = OPS.get(cell["Access Operation"], "atom")
     a.op = op if a.op in ("", op) else "ld+st"
     a.size = max(a.size, _number(cell.get("Access Size", "0")) // 8)
-    if a.space == "shared":
-        a.requests += _number(cell.get("Instructions Executed", "0"))
+    a.requests += _number(cell.get("Instructions Executed", "0"))
 
 
 def measured_report(kernel: str, metrics: dict[str, int], accesses: list[AccessStats],

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import CudakitError
 from . import counting
 
-SECTOR, WAVEFRONT_BYTES = counting.SECTOR, 128
+SECTOR, WAVEFRONT_BYTES = counting.SECTOR, counting.WAVEFRONT_BYTES
 
 NCU = {
     ("global", "ld"): ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -56,7 +56,10 @@ class AccessStats:
 
     ``cost`` counts 32-byte sectors for global memory and wavefronts for shared memory;
     ``ideal`` is what a perfectly coalesced / conflict-free access would cost;
-    ``waste_bytes`` prices the excess: 32 bytes per extra sector, 128 per extra wavefront.
+    ``waste_bytes`` prices the excess: 32 bytes per extra sector, 128 per extra wavefront;
+    ``cache_lines`` counts the 128-byte lines (L1 tag lookups) of a global access.
+    In measured rows (``cudakit.profile``) ``requests`` are the warp-level instructions ncu saw
+    executed on the line, predicated-off ones included.
     """
 
     kernel: str
@@ -70,6 +73,7 @@ class AccessStats:
     ideal: int = 0
     bytes_requested: int | None = None
     bytes_used: int | None = None
+    cache_lines: int | None = None
     source: str = ""
     site: int = -1
     sample: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
@@ -321,7 +325,7 @@ def _site_stats(batches: list, lines: list[str]) -> AccessStats:
     first = batches[0]
     glob = first.space == "global"
     cost_of = counting.sectors if glob else counting.wavefronts
-    reqs, costs, ideals, used, asked, blocks, warps = [], [], [], [], [], [], []
+    reqs, costs, ideals, used, asked, tags, blocks, warps = [], [], [], [], [], [], [], []
     sample, worst = None, -1
     for b in batches:
         req, cost = counting.requests(b), cost_of(b)
@@ -329,6 +333,7 @@ def _site_stats(batches: list, lines: list[str]) -> AccessStats:
             u = counting.bytes_used(b)
             used.append(u)
             asked.append(counting.bytes_requested(b))
+            tags.append(counting.cache_lines(b))
             ideals.append(-(-u // SECTOR))
         else:
             ideals.append(counting.ideal_wavefronts(b))
@@ -346,5 +351,6 @@ def _site_stats(batches: list, lines: list[str]) -> AccessStats:
         requests=int(req.sum()), cost=int(cost.sum()), ideal=int(np.concatenate(ideals).sum()),
         bytes_requested=int(np.concatenate(asked).sum()) if glob else None,
         bytes_used=int(np.concatenate(used).sum()) if glob else None,
+        cache_lines=int(np.concatenate(tags).sum()) if glob else None,
         source=text, site=first.site, sample=sample,
         warps=WarpCosts(np.concatenate(blocks), np.concatenate(warps), req, cost))
