@@ -1,0 +1,228 @@
+"""memcheck, racecheck, divergent barriers, endless loops and unsupported code give clear errors."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from cudakit import emu
+from cudakit.errors import CompileError
+
+from .conftest import build
+
+
+def launch(src, name, *args, **kw):
+    kw.setdefault("block", (32, 1, 1))
+    build(src).get_function(name)(*args, **kw)
+
+
+def test_out_of_bounds_write_names_line_thread_and_buffer():
+    a = np.zeros(100, np.float32)
+    d = emu.to_device(a)
+    src = """__global__ void fill(float* a, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        a[i] = 1.0f;
+    }"""
+    with pytest.raises(emu.MemcheckError) as e:
+        launch(src, "fill", d, np.int32(100), grid=(4, 1))
+    msg = str(e.value)
+    assert "line 3" in msg and "'fill'" in msg and "block (3,0,0) thread (4,0,0)" in msg
+    assert "after the end of allocation" in msg and "400 bytes" in msg
+    # nothing was written past the buffer: the faulting store wrote no lane
+    after = emu.from_device(d, (100,), np.float32)
+    assert (after == 0).all()
+
+
+def test_read_before_the_buffer():
+    d = emu.to_device(np.zeros(64, np.int32))
+    with pytest.raises(emu.MemcheckError, match="4 bytes before"):
+        launch("__global__ void k(int* a) { int i = threadIdx.x; a[i] = a[i - 1]; }", "k", d)
+    # threadIdx.x is unsigned: threadIdx.x - 1 wraps to 2^32 - 1, far past the end
+    with pytest.raises(emu.MemcheckError, match="bytes after the end of"):
+        launch("__global__ void k(int* a) { a[threadIdx.x] = a[threadIdx.x - 1]; }", "k", d)
+
+
+def test_misaligned_access():
+    d = emu.to_device(np.zeros(64, np.int32))
+    with pytest.raises(emu.MemcheckError, match="misaligned"):
+        launch("__global__ void k(char* a) { *(int*)(a + 2) = 1; }", "k", d)
+
+
+def test_shared_array_index_out_of_its_bounds():
+    src = """__global__ void k(float* out) {
+        __shared__ float tile[32];
+        tile[threadIdx.x + 1] = 1.0f;
+        out[threadIdx.x] = tile[threadIdx.x];
+    }"""
+    with pytest.raises(emu.MemcheckError, match="element 32 of array 'tile'"):
+        launch(src, "k", emu.mem_alloc(128))
+
+
+def test_local_array_out_of_bounds():
+    src = """__global__ void k(int* out, int n) {
+        int acc[4];
+        for (int j = 0; j <= n; ++j) acc[j] = j;
+        out[threadIdx.x] = acc[0];
+    }"""
+    with pytest.raises(emu.MemcheckError, match="array 'acc'"):
+        launch(src, "k", emu.mem_alloc(128), np.int32(4))
+
+
+RACY_REDUCTION = """__global__ void sum(float* a) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = a[t];
+    for (int k = 32; k > 0; k >>= 1) {
+        if (t < k) s[t] += s[t + k];
+    }
+    if (t == 0) a[0] = s[0];
+}"""
+
+
+def test_missing_barrier_is_a_read_after_write_race():
+    with pytest.raises(emu.RaceError) as e:
+        launch(RACY_REDUCTION, "sum", emu.to_device(np.ones(64, np.float32)), block=(64, 1, 1))
+    msg = str(e.value)
+    assert "read-after-write" in msg and "line 4" in msg and "line 6" in msg
+    assert "thread (32,0,0)" in msg and "thread (0,0,0)" in msg
+
+
+def test_racecheck_can_be_turned_off():
+    d = emu.to_device(np.ones(64, np.float32))
+    launch(RACY_REDUCTION, "sum", d, block=(64, 1, 1), racecheck=False)
+    assert emu.from_device(d, (1,), np.float32)[0] == 64  # lockstep happens to be right
+
+
+def test_write_after_read_race():
+    src = """__global__ void shift(int* a) {
+        __shared__ int s[64];
+        s[threadIdx.x] = a[threadIdx.x];
+        __syncthreads();
+        int left = threadIdx.x > 0 ? s[threadIdx.x - 1] : 0;
+        s[threadIdx.x] = left;
+        a[threadIdx.x] = s[threadIdx.x];
+    }"""
+    with pytest.raises(emu.RaceError, match="write-after-read"):
+        launch(src, "shift", emu.to_device(np.arange(64, dtype=np.int32)), block=(64, 1, 1))
+
+
+WARP_REDUCE = """__device__ void tail(volatile float* s, int t) {
+    s[t] += s[t + 32]; %s
+    s[t] += s[t + 16]; %s
+}
+__global__ void sum(float* a) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = a[t];
+    __syncthreads();
+    if (t < 32) tail(s, t);
+    if (t == 0) a[0] = s[0];
+}"""
+
+
+def test_warp_synchronous_code_without_syncwarp_is_reported():
+    src = WARP_REDUCE % ("", "")
+    with pytest.raises(emu.RaceError, match="__syncwarp"):
+        launch(src, "sum", emu.to_device(np.ones(64, np.float32)), block=(64, 1, 1))
+
+
+def test_warp_code_with_syncwarp_between_read_and_write_is_clean():
+    src = """__global__ void sum(float* a) {
+        __shared__ float s[64];
+        int t = threadIdx.x;
+        s[t] = a[t];
+        __syncthreads();
+        if (t < 32) {
+            for (int k = 32; k > 0; k >>= 1) {
+                float v = s[t] + s[t + k];
+                __syncwarp();
+                s[t] = v;
+                __syncwarp();
+            }
+        }
+        if (t == 0) a[0] = s[0];
+    }"""
+    d = emu.to_device(np.arange(64, dtype=np.float32))
+    launch(src, "sum", d, block=(64, 1, 1))
+    assert emu.from_device(d, (1,), np.float32)[0] == np.arange(64).sum()
+
+
+def test_divergent_syncthreads_is_an_error_not_a_hang():
+    src = """__global__ void k(int* a) {
+        if (threadIdx.x < 16) __syncthreads();
+        a[threadIdx.x] = 1;
+    }"""
+    with pytest.raises(emu.BarrierError, match="line 2.*thread \\(16,0,0\\)"):
+        launch(src, "k", emu.mem_alloc(128))
+
+
+def test_barrier_after_early_exit_is_allowed():
+    src = """__global__ void k(int* a, int n) {
+        if (threadIdx.x >= n) return;
+        __syncthreads();
+        a[threadIdx.x] = 7;
+    }"""
+    d = emu.to_device(np.zeros(32, np.int32))
+    launch(src, "k", d, np.int32(10))
+    assert emu.from_device(d, (32,), np.int32).tolist() == [7] * 10 + [0] * 22
+
+
+def test_spinning_kernel_times_out_with_its_line():
+    src = """__global__ void wait(volatile int* flag) {
+        while (flag[0] == 0) { }
+    }"""
+    start = time.perf_counter()
+    with pytest.raises(emu.KernelTimeout, match="line 2"):
+        launch(src, "wait", emu.mem_alloc(4), timeout=0.3)
+    assert time.perf_counter() - start < 5
+
+
+def test_timeout_from_environment(monkeypatch):
+    monkeypatch.setenv("CUDAKIT_EMU_TIMEOUT", "0.2")
+    with pytest.raises(emu.KernelTimeout):
+        launch("__global__ void k(int* a) { for (;;) { a[0] = 1; } }", "k", emu.mem_alloc(4))
+
+
+@pytest.mark.parametrize("src, what", [
+    ("struct P { float x; }; __global__ void k(float* a) { a[0] = 1; }", "struct"),
+    ("__global__ void k(float* a) { int v; int* p = &v; a[0] = *p; }", "address of a local"),
+    ("__global__ void k(float* a) { goto end; end: a[0] = 1; }", "goto|label"),
+    ("__device__ void f(float& r) { r = 1; } __global__ void k(float* a) { f(a[0]); }",
+     "reference"),
+])
+def test_unsupported_constructs_name_line(src, what):
+    with pytest.raises(emu.UnsupportedError, match=f"(?s)({what}).*line 1"):
+        launch(src, "k", emu.mem_alloc(4))
+
+
+def test_syntax_and_name_errors_are_compile_errors():
+    with pytest.raises(CompileError, match="line 2"):
+        build("__global__ void k(float* a) {\n a[0] = ;\n}")
+    with pytest.raises(CompileError, match="'y' is undefined"):
+        launch("__global__ void k(float* a) { a[0] = y; }", "k", emu.mem_alloc(4))
+
+
+def test_argument_errors_mirror_pycuda():
+    src = "__global__ void k(float* a, int n) { a[0] = n; }"
+    d = emu.mem_alloc(4)
+    with pytest.raises(emu.ArgumentError, match="np.int32"):
+        launch(src, "k", d, 5)
+    with pytest.raises(emu.ArgumentError, match="got np.float32"):
+        launch(src, "k", d, np.float32(5))
+    with pytest.raises(emu.ArgumentError, match="takes 2 arguments"):
+        launch(src, "k", d)
+    with pytest.raises(emu.ArgumentError, match="device pointer"):
+        launch(src, "k", np.zeros(3), np.int32(1))
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"block": (2048, 1, 1)}, "outside 1..1024"),
+    ({"block": (32, 32, 2)}, "2048 threads"),
+    ({"block": (32, 1, 1), "shared": 64 * 1024}, "shared memory"),
+    ({"block": (32, 1, 1), "grid": (0, 1)}, "grid.x"),
+])
+def test_bad_launch_configuration(kw, match):
+    with pytest.raises(emu.LaunchError, match=match):
+        launch("__global__ void k(float* a) { a[0] = 1; }", "k", emu.mem_alloc(4), **kw)
