@@ -102,15 +102,23 @@ def cuda_cell(line: str, cell: str, namespace: dict) -> dict:
 
 
 def _show_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
-    """Show cudakit errors as their message alone: the traceback is cudakit's, not the user's."""
+    """Show cudakit errors as their message alone: the traceback is cudakit's, not the user's.
+
+    IPython hands the error to this handler and displays nothing itself, so it shows
+    the one-line traceback (an ``error`` output in a notebook) and returns it.
+    """
     from .gpu import translate
 
     if not isinstance(value, CudakitError):
         clear = translate(value)
         if clear is None:
-            return shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+            stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+            shell._showtraceback(etype, value, stb)
+            return stb
         value = clear
-    return [f"{type(value).__name__}: {value}"]
+    stb = [f"{type(value).__name__}: {value}"]
+    shell._showtraceback(type(value), value, stb)
+    return stb
 
 
 def register(ipython) -> None:
