@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from IPython.testing.globalipapp import start_ipython
 
 import cudakit
+from cudakit import cuda
 from cudakit.magic import parse_line
 
 
@@ -35,7 +37,8 @@ def test_syntax_error_shows_the_cells_line_without_a_traceback(shell):
     err = shown(shell, result.error_in_exec)
     assert isinstance(result.error_in_exec, cudakit.CompileError)
     assert "CompileError: nvcc failed to compile 'broken'" in err
-    assert "line 3" in err and "x[threadIdx.x] = two;" in err  # line 1 is the %%cuda line and '"two" is undefined' in err
+    # line 1 of the cell is the %%cuda line
+    assert "line 3" in err and "x[threadIdx.x] = two;" in err and '"two" is undefined' in err
     assert "Traceback" not in err
 
 
@@ -49,3 +52,23 @@ def test_cuda_device_describes_the_engine_device(shell, capsys):
     shell.run_line_magic("cuda_device", "")
     out = capsys.readouterr().out
     assert "compute capability" in out and "shared memory per block" in out
+
+
+def test_cuda_cell_binds_typed_kernels_that_compute_correctly(shell):
+    cell = """
+#define SCALE 3
+__global__ void scaled_sum(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = SCALE * a[i] + b[i];
+}
+"""
+    result = shell.run_cell(f"%%cuda --name bound\n{cell}")
+    assert result.error_in_exec is None
+    kernel = shell.user_ns["scaled_sum"]
+    assert isinstance(kernel, cudakit.Kernel) and kernel.name == "scaled_sum"
+    rng = np.random.default_rng(7)
+    n = 1000  # not a multiple of the block
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    c = np.full(n, np.nan, np.float32)
+    kernel(cuda.In(a), cuda.In(b), cuda.Out(c), n, grid=((n + 127) // 128,), block=(128,))
+    np.testing.assert_array_equal(c, np.float32(3) * a + b)
