@@ -228,13 +228,42 @@ def test_unknown_tool_is_refused():
         sanitize("block_sum", grid=(1,), block=(1,), tool="leakcheck")
 
 
+def _inputs(case: str) -> tuple[np.ndarray, np.ndarray]:
+    x = np.random.default_rng(1).integers(0, 1000, 4 * 256).astype(np.int32)
+    if case == "oob":
+        return x[:-8], np.zeros(4 * 256, np.int32)
+    return x, np.zeros(4, np.int32)
+
+
+@pytest.mark.parametrize(("case", "kinds", "lines"), [
+    ("racy", ["race"], [6, 9]), ("fixed", [], []), ("oob", ["invalid access"], [5])])
+def test_sanitize_on_this_engine_finds_what_the_sample_holds(case, kinds, lines):
+    kernel = cudakit.load(SAMPLES[case])["block_sum"]
+    x, out = _inputs(case)
+    report = sanitize(kernel, x, out, grid=(4,), block=(256,), tool=TOOLS[case],
+                      source=SAMPLES[case])
+    assert [f.kind for f in report.findings][:1] == kinds
+    assert all(line in report.findings[0].lines for line in lines)
+    if case == "fixed":
+        assert report.clean
+        assert report.outputs[1].tolist() == x.reshape(4, 256).sum(axis=1).tolist()
+
+
+def test_emulator_flags_the_divergent_barrier():
+    from cudakit.sanitizer import _on_emulator
+
+    kernel = cudakit.emu.SourceModule(SAMPLES["barrier"], no_extern_c=True).get_function(
+        "block_sum")
+    x, out = _inputs("barrier")
+    report = _on_emulator(kernel, (x, out), (4, 1, 1), (256, 1, 1), 0, "synccheck",
+                          SAMPLES["barrier"])
+    assert [(f.kind, f.lines) for f in report.findings] == [("barrier", [8])]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", list(TOOLS))
 def test_gpu_run_matches_the_recording(case):
-    x = np.arange(4 * 256, dtype=np.int32)
-    out = np.zeros(4 * 256 if case == "oob" else 4, dtype=np.int32)
-    if case == "oob":
-        x = x[:-8]
+    x, out = _inputs(case)
     report = sanitize("block_sum", x, out, grid=(4,), block=(256,), tool=TOOLS[case],
                       source=SAMPLES[case])
     expected = parse_output(TOOLS[case], RECORDED[case])
