@@ -61,6 +61,7 @@ from .driver import (
     pagelocked_zeros,
     to_device,
 )
+from .runtime import OpCounter
 from .trace import AccessBatch, Trace
 
 backend = "emu"
@@ -68,7 +69,8 @@ backend = "emu"
 __all__ = [
     "AccessBatch", "ArgumentError", "BarrierError", "Context", "DeviceAllocation", "Event",
     "Function", "In", "InOut", "KernelTimeout", "LaunchError", "MemcheckError", "Memcpy2D",
-    "Out", "RaceError", "SourceModule", "Stream", "Trace", "UnsupportedError", "backend",
+    "OpCounter", "Out", "RaceError", "SourceModule", "Stream", "Trace", "UnsupportedError",
+    "backend",
     "from_device", "from_device_like", "gpuarray", "init", "mem_alloc", "mem_alloc_like",
     "mem_alloc_pitch", "mem_get_info", "memcpy_dtod", "memcpy_dtod_async", "memcpy_dtoh",
     "memcpy_dtoh_async", "memcpy_htod", "memcpy_htod_async", "memset_d8", "memset_d32",

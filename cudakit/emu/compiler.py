@@ -827,14 +827,14 @@ class Compiler:
         return method(node)
 
     def block(self, nodes):
-        fns = [f for f in (self.stmt(n) for n in nodes) if f is not None]
-        if len(fns) == 1:
-            return fns[0]
+        pairs = [(f, static_ops(n)) for n in nodes if (f := self.stmt(n)) is not None]
 
         def run(b):
-            for f in fns:
+            for f, ops in pairs:
                 if not b.any:
                     return
+                if b.counter is not None:
+                    b.counter.add(ops, b.mask)
                 f(b)
         return run
 
@@ -1019,6 +1019,9 @@ class Compiler:
     def loop(self, node, cond, body, update, check_first: bool):
         site = self.site(node)
         fc = cond.fn if cond is not None else None
+        per_iteration = 1 + sum(static_ops(node.child_by_field_name(f))
+                                for f in ("condition", "update")
+                                if node.child_by_field_name(f) is not None)
 
         def run(b):
             ctx = LoopCtx("loop")
@@ -1041,6 +1044,8 @@ class Compiler:
                         break
                 first = False
                 b.set_mask(active)
+                if b.counter is not None:
+                    b.counter.add(per_iteration, active)
                 ctx.brk = ctx.cont = None
                 body(b)
                 active = b.mask if ctx.cont is None else b.mask | ctx.cont
@@ -1178,6 +1183,35 @@ class Compiler:
         raise self.unsupported(node, "goto")
 
     is_kernel = False
+
+
+OPERATIONS = {"binary_expression", "unary_expression", "assignment_expression",
+              "update_expression", "call_expression", "subscript_expression", "cast_expression",
+              "conditional_expression", "pointer_expression"}
+CONTROL = {"if_statement": "condition", "switch_statement": "condition"}
+LOOPS = {"for_statement", "while_statement", "do_statement"}
+
+
+def static_ops(node) -> int:
+    """Operations one execution of statement ``node`` performs (loops count per iteration).
+
+    Used for the warp-operation count of benchmarks: each operator, call, load or
+    store is one operation; a branch is one more.
+    """
+    if node is None or node.type in LOOPS or node.type == "compound_statement":
+        return 0
+    if node.type in CONTROL:
+        return 1 + static_ops_expr(node.child_by_field_name(CONTROL[node.type]))
+    return static_ops_expr(node)
+
+
+def static_ops_expr(node) -> int:
+    n = int(node.type in OPERATIONS)
+    for c in node.named_children:
+        if c.type.endswith("_statement") or c.type == "else_clause":
+            continue
+        n += static_ops_expr(c)
+    return n
 
 
 def under(b: Batch, mask, thunk):

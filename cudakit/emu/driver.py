@@ -291,14 +291,14 @@ class Function:
         self.name = kernel.name
 
     def __call__(self, *args, grid=(1, 1), block=None, shared=0, stream=None,
-                 time_kernel=False, racecheck=True, timeout=None, trace=None):
+                 time_kernel=False, racecheck=True, timeout=None, trace=None, counter=None):
         if block is None:
             raise LaunchError(f"launch of '{self.name}' needs block=(x, y, z)")
         handlers = [a for a in args if isinstance(a, ArgumentHandler)]
         real = [a.before() if isinstance(a, ArgumentHandler) else a for a in args]
         start = time.perf_counter()
         try:
-            launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace)
+            launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace, counter)
         finally:
             for h in handlers:
                 if h.dev is not None:

@@ -84,7 +84,7 @@ def _address(a):
 
 
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
-           timeout: float | None = None, trace=None) -> None:
+           timeout: float | None = None, trace=None, counter=None) -> None:
     """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes."""
     block = dims3(block, "block", (1024, 1024, 64))
     grid = dims3(grid, "grid", (2**31 - 1, 65535, 65535))
@@ -106,7 +106,8 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     with np.errstate(all="ignore"):
         for first in range(0, nblocks, per_batch):
             count = min(per_batch, nblocks - first)
-            b = Batch(kernel, grid, block, first, count, total, racecheck, trace, deadline)
+            b = Batch(kernel, grid, block, first, count, total, racecheck, trace, deadline,
+                      counter)
             b.dyn_offset = dyn_offset
             b.frame = [None] * kernel.nslots
             b.frame[: len(values)] = values

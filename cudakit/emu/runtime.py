@@ -32,6 +32,24 @@ class Site:
     text: str
 
 
+class OpCounter:
+    """Counts warp operations: each operation times the warps with an active lane.
+
+    >>> import numpy as np
+    >>> c = OpCounter()
+    >>> c.add(3, np.r_[np.ones(40, bool), np.zeros(24, bool)])
+    >>> c.ops
+    6
+    """
+
+    def __init__(self):
+        self.ops = 0
+
+    def add(self, ops: int, mask: np.ndarray) -> None:
+        if ops:
+            self.ops += ops * int(mask.reshape(-1, WARP).any(axis=1).sum())
+
+
 @dataclass
 class SharedSymbol:
     name: str
@@ -43,7 +61,7 @@ class Batch:
     """Blocks ``first .. first + count - 1`` of one launch, executing in lockstep."""
 
     def __init__(self, kernel, grid, block, first: int, count: int, shared_bytes: int,
-                 race: bool, trace, deadline: float):
+                 race: bool, trace, deadline: float, counter: OpCounter | None = None):
         bx, by, bz = block
         gx, gy, _ = grid
         tpb = bx * by * bz
@@ -81,6 +99,7 @@ class Batch:
 
             self.race = RaceTracker(count, self.stride, self.wpb)
         self.trace = trace
+        self.counter = counter
         self.deadline = deadline
         self.frame: list = []
         self.frame_base = 0
