@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError, CudakitError
+from ..errors import ArgumentError
 from .report import Report, from_trace
 
 
@@ -69,10 +69,7 @@ def analyze(source_or_module, kernel_name: str, *, grid, block, args=(),
     source = source_of(source_or_module)
     grid, block = _dims(grid, "grid"), _dims(block, "block")
     module = emu.SourceModule(source, no_extern_c=True)
-    try:
-        function = module.get_function(kernel_name)
-    except (KeyError, AttributeError, LookupError) as exc:
-        raise CudakitError(f"no kernel named '{kernel_name}' in the source") from exc
+    function = module.get_function(kernel_name)  # LaunchError naming the kernels there
     trace = emu.Trace()
     function(*_device_args(emu, args), grid=grid, block=block, shared=shared, trace=trace,
              racecheck=False)
