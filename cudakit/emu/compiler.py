@@ -34,7 +34,7 @@ class Expr:
         self.lv = lv
         self.const = const
         self.pure = pure
-        self.root = root  # (name, base address fn, bytes) of a declared array being indexed
+        self.root = root  # (name, base address fn, bytes, space) of a declared array indexed
 
 
 def constant(value, t: CType) -> Expr:
@@ -95,20 +95,20 @@ class MemoryLV:
         return self.addr_fn(b)
 
     def check(self, b, a, op):
-        name, base_fn, total = self.bounds
+        """memcheck against the declared array; return its space if the access is inside."""
+        name, base_fn, total, space = self.bounds
         b.check_array(a, base_fn(b), total, self.type.size, name, self.site, op)
+        return space if space in ("shared", "local") else None
 
     def load_at(self, b, a):
-        if self.bounds is not None:
-            self.check(b, a, "ld")
-        comps = b.load(a, self.dtype, self.count, self.align, self.site)
+        known = self.check(b, a, "ld") if self.bounds is not None else None
+        comps = b.load(a, self.dtype, self.count, self.align, self.site, known)
         return tuple(comps) if self.type.kind == "vec" else comps[0]
 
     def store_at(self, b, a, v):
-        if self.bounds is not None:
-            self.check(b, a, "st")
+        known = self.check(b, a, "st") if self.bounds is not None else None
         comps = list(v) if self.type.kind == "vec" else [v]
-        b.store(a, comps, self.dtype, self.align, self.site)
+        b.store(a, comps, self.dtype, self.align, self.site, known)
 
 
 def lv_expr(lv, t: CType, pure: bool) -> Expr:
@@ -404,7 +404,8 @@ class Compiler:
         if b.kind == "mem":
             addr = b.addr
             if b.type.kind == "array":
-                root = (name, addr, b.type.size) if b.type.size else None  # extern: unsized
+                # extern __shared__ arrays are unsized: only the window check applies
+                root = (name, addr, b.type.size, b.value) if b.type.size else None
                 return Expr(addr, b.type, root=root)
             lv = MemoryLV(addr, b.type, self.site(node))
             return lv_expr(lv, b.type, False)
@@ -878,7 +879,7 @@ class Compiler:
             off = self.frame_bytes
             self.frame_bytes += -(-t.size // 16) * 16
             addr = (lambda b: np.uint64(LOCAL_BASE + b.frame_base + off))
-            self.scope.names[name] = Binding("mem", type=t, addr=addr)
+            self.scope.names[name] = Binding("mem", type=t, addr=addr, value="local")
             if init is None:
                 return None
             return self.array_init(name, t, addr, init, node)
@@ -929,7 +930,7 @@ class Compiler:
 
             def addr(b):
                 return np.uint64(SHARED_BASE + b.dyn_offset)
-            self.scope.names[name] = Binding("mem", type=t, addr=addr)
+            self.scope.names[name] = Binding("mem", type=t, addr=addr, value="shared")
             k.shared_symbols.append(SharedSymbol(name + " (dynamic)", -1, 0))
             del mod
             return None
@@ -944,7 +945,7 @@ class Compiler:
             k.shared_symbols.append(sym)
             k.shared_by_node[key] = sym
         a = np.uint64(SHARED_BASE + sym.offset)
-        self.scope.names[name] = Binding("mem", type=t, addr=lambda b: a)
+        self.scope.names[name] = Binding("mem", type=t, addr=lambda b: a, value="shared")
         return None
 
     def array_init(self, name, t, addr, init, node):

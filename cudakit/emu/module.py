@@ -111,7 +111,8 @@ class Module:
                 if init is not None:
                     HEAP.write(addr, self._initial_bytes(t, init))
                 a = np.uint64(addr)
-                self.globals.names[name] = Binding("mem", type=t, addr=lambda b, a=a: a)
+                self.globals.names[name] = Binding("mem", type=t, addr=lambda b, a=a: a,
+                                                   value=space)
             elif "__shared__" in quals:
                 raise c.unsupported(node, "a __shared__ variable at file scope")
             elif t.is_arith and init is not None:

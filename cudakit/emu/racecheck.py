@@ -50,6 +50,7 @@ class RaceTracker:
         self.wpb = warps_per_block
         self.reads: list = []
         self.written = False
+        self.synced = False  # any __syncwarp yet (else every epoch is 0)
 
     def _to_bytes(self) -> None:
         """Switch to byte granularity (a 1- or 2-byte access appeared)."""
@@ -69,30 +70,37 @@ class RaceTracker:
     def syncwarp(self, warp_keys: np.ndarray) -> None:
         """``__syncwarp()`` by the given warps (batch-wide warp numbers)."""
         self.epoch[np.unique(warp_keys)] += 1
+        self.synced = True
+
+    def _epochs(self, warps):
+        return self.epoch[warps] if self.synced else np.int32(0)
 
     def _cells(self, offsets, tids, warps, size):
         u = self.unit
         per = max(size // u, 1)
         first = offsets // u
         if per == 1:
-            return first, tids.astype(np.int32), warps.astype(np.int32), 1
+            return first, tids, warps, 1
         idx = (first[:, None] + np.arange(per)).ravel()
-        return (idx, np.repeat(tids.astype(np.int32), per),
-                np.repeat(warps.astype(np.int32), per), per)
+        return idx, np.repeat(tids, per), np.repeat(warps, per), per
 
     def access(self, offsets, tids, warps, size: int, write: bool, site: int):
         """Record one shared access; return ``None`` or a hazard description.
 
         ``offsets``: byte offsets into the batch's shared memory (block * nbytes + offset);
-        ``tids``: thread index within the block; ``warps``: batch-wide warp number.
+        ``tids``: thread index within the block; ``warps``: batch-wide warp number (both
+        int32).
         The description is ``(kind, index_of_lane, other_thread, other_site)``.
         """
         if offsets.size == 0:
             return None
         if size < self.unit:
             self._to_bytes()
+        if not write and not self.written:
+            self.reads.append((offsets, tids, warps, size, self._epochs(warps), site))
+            return None
         idx, t, wk, per = self._cells(offsets, tids, warps, size)
-        ep = self.epoch[wk]
+        ep = self._epochs(wk)
         found = None
         if self.written:
             w = self.w_tid[idx]
@@ -102,7 +110,7 @@ class RaceTracker:
             found = self._first(unordered, kind, w, self.w_site[idx], per)
         if found or not write:
             if not write:
-                self.reads.append((idx, t, wk, ep, site))
+                self.reads.append((offsets, tids, warps, size, self._epochs(warps), site))
             return found
         self._fold()
         r = self.r_tid[idx]
@@ -119,7 +127,10 @@ class RaceTracker:
 
     def _fold(self) -> None:
         """Fold the logged reads into the per-cell reader state."""
-        for idx, t, wk, ep, site in self.reads:
+        for offsets, tids, warps, size, ep, site in self.reads:
+            idx, t, wk, per = self._cells(offsets, tids, warps, size)
+            if per > 1 and np.ndim(ep):
+                ep = np.repeat(ep, per)
             r = self.r_tid[idx]
             rw = self.r_warp[idx]
             single = (r == NONE) | (r == t) | ((rw == wk) & (self.r_ep[idx] != ep))

@@ -72,10 +72,12 @@ class Batch:
         self.nb = count
         self.size = n = count * self.pad
         lane = np.arange(n)
+        self.all_lanes = lane
+        self.dense = tpb == self.pad  # no padding lanes
         self.tib = (lane % self.pad).astype(np.int32)  # thread index within block
         self.blk = lane // self.pad  # block index within the batch
         self.valid = self.tib < tpb
-        self.warp_key = lane // WARP
+        self.warp_key = (lane // WARP).astype(np.int32)
         gid = first + self.blk
         t = np.minimum(self.tib, tpb - 1)
         self.tx = (t % bx).astype(np.uint32)
@@ -89,6 +91,7 @@ class Batch:
         self.shared_bytes = shared_bytes
         self.stride = -(-shared_bytes // 16) * 16  # bytes between blocks' shared memory
         self.shared = np.zeros(count * self.stride + 16, np.uint8)
+        self.blk_off = self.blk * self.stride  # each lane's block's shared memory start
         self.local_bytes = 0
         self.local = np.zeros((n, 0), np.uint8)
         self.local_sp = 0
@@ -180,17 +183,31 @@ class Batch:
         return off
 
     # -- memory access ---------------------------------------------------------------
-    def _segments(self, addr, lanes, size: int, align: int, site: Site, op: str):
+    def _segments(self, addr, lanes, size: int, align: int, site: Site, op: str,
+                  known: str | None = None):
         """Split the active lanes' addresses by space; check bounds and alignment.
 
         Yields ``(space, flat_buffer, byte_offsets, lane_indices, raw_addresses)``.
+        ``known``: the space of a declared array whose bounds were already checked.
         """
-        a = addr[lanes] if isinstance(addr, np.ndarray) and addr.ndim else np.full(
-            lanes.size, addr, np.uint64)
+        if not (isinstance(addr, np.ndarray) and addr.ndim):
+            a = np.full(lanes.size, addr, np.uint64)
+        elif lanes is self.all_lanes:
+            a = addr
+        else:
+            a = addr[lanes]
         a = a.astype(np.uint64, copy=False)
         if a.size == 0:
             return
-        bad = (a % np.uint64(align)) != 0
+        if known == "shared":
+            off = (a - np.uint64(SHARED_BASE)).astype(np.int64)
+            yield "shared", self.shared, self.blk_off[lanes] + off, lanes, off
+            return
+        if known == "local":
+            off = (a - np.uint64(LOCAL_BASE)).astype(np.int64)
+            yield "local", self.local.reshape(-1), lanes * self.local_bytes + off, lanes, off
+            return
+        bad = (a & np.uint64(align - 1)) != 0
         if bad.any():
             k = int(np.argmax(bad))
             self._fault(site, op, size, lanes[k], int(a[k]), "misaligned")
@@ -205,7 +222,7 @@ class Batch:
             if over.any():
                 k = int(np.argmax(over))
                 self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
-            yield "shared", self.shared, self.blk[lanes] * self.stride + off, lanes, off
+            yield "shared", self.shared, self.blk_off[lanes] + off, lanes, off
             return
         if lo >= LOCAL_BASE and hi < LOCAL_BASE + WINDOW:
             off = (a - np.uint64(LOCAL_BASE)).astype(np.int64)
@@ -275,8 +292,12 @@ class Batch:
 
     def _record(self, space, site, op, size, lanes, raw):
         if space == "shared" and self.race is not None and op != "atom":
-            hz = self.race.access(self.blk[lanes] * self.stride + raw, self.tib[lanes],
-                                  self.warp_key[lanes], size, op == "st", site.id)
+            if lanes is self.all_lanes:
+                where, tids, warps = self.blk_off + raw, self.tib, self.warp_key
+            else:
+                where, tids, warps = self.blk_off[lanes] + raw, self.tib[lanes], \
+                    self.warp_key[lanes]
+            hz = self.race.access(where, tids, warps, size, op == "st", site.id)
             if hz:
                 self._race_error(site, hz, lanes, raw)
         if self.trace is not None:
@@ -318,9 +339,12 @@ class Batch:
 
     def check_array(self, addr, base, total: int, size: int, name: str, site: Site, op: str):
         """memcheck of an index into the declared array ``name`` (``total`` bytes)."""
-        lanes = np.flatnonzero(self.mask)
-        a = addr[lanes] if isinstance(addr, np.ndarray) and addr.ndim else addr
+        lanes = self.active_lanes()
+        a = addr[lanes] if isinstance(addr, np.ndarray) and addr.ndim and \
+            lanes is not self.all_lanes else addr
         off = (np.asarray(a, np.uint64) - np.uint64(base)).astype(np.int64)
+        if np.size(off) == 0 or (np.min(off) >= 0 and np.max(off) + size <= total):
+            return
         bad = (off < 0) | (off + size > total)
         if np.any(bad):
             k = int(np.argmax(bad)) if np.ndim(bad) else 0
@@ -334,33 +358,48 @@ class Batch:
                 f"Fix the index or the array size."
             )
 
-    def load(self, addr, dtype: np.dtype, count: int, align: int, site: Site):
+    def active_lanes(self) -> np.ndarray:
+        """Indices of the active lanes (``all_lanes`` itself when every lane is active)."""
+        if self.full and self.dense:
+            return self.all_lanes
+        return np.flatnonzero(self.mask)
+
+    def load(self, addr, dtype: np.dtype, count: int, align: int, site: Site, known=None):
         """Load ``count`` consecutive elements of ``dtype`` per active lane."""
-        lanes = np.flatnonzero(self.mask)
+        lanes = self.active_lanes()
         size = dtype.itemsize * count
-        out = [np.zeros(self.size, dtype) for _ in range(count)]
-        for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "ld"):
-            self._record(space, site, "ld", size, ln, raw if space != "global" else raw)
+        out = None
+        for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "ld",
+                                                       known):
+            self._record(space, site, "ld", size, ln, raw)
             view = buf.view(dtype)
             base = off // dtype.itemsize
+            if ln is self.all_lanes:
+                out = [view[base + c] for c in range(count)]
+                continue
+            if out is None:
+                out = [np.zeros(self.size, dtype) for _ in range(count)]
             for c in range(count):
                 out[c][ln] = view[base + c]
-        return out
+        return out if out is not None else [np.zeros(self.size, dtype) for _ in range(count)]
 
-    def store(self, addr, values, dtype: np.dtype, align: int, site: Site) -> None:
+    def store(self, addr, values, dtype: np.dtype, align: int, site: Site, known=None) -> None:
         """Store per active lane the component ``values`` (list) of ``dtype``."""
-        lanes = np.flatnonzero(self.mask)
+        lanes = self.active_lanes()
         size = dtype.itemsize * len(values)
-        for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "st"):
+        for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "st",
+                                                       known):
             self._record(space, site, "st", size, ln, raw)
             view = buf.view(dtype)
             base = off // dtype.itemsize
+            whole = ln is self.all_lanes
             for c, v in enumerate(values):
-                view[base + c] = v[ln] if isinstance(v, np.ndarray) and v.ndim else v
+                view[base + c] = v if whole or not (isinstance(v, np.ndarray) and v.ndim) \
+                    else v[ln]
 
     def atomic_targets(self, addr, dtype: np.dtype, site: Site):
         """Checked ``(view, element_index, lanes)`` groups for an atomic operation."""
-        lanes = np.flatnonzero(self.mask)
+        lanes = self.active_lanes()
         size = dtype.itemsize
         for space, buf, off, ln, raw in self._segments(addr, lanes, size, size, site, "atom"):
             self._record(space, site, "atom", size, ln, raw)
