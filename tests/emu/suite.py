@@ -31,10 +31,11 @@ class Case:
     constants: dict = field(default_factory=dict)  # symbol -> array (copied before launch)
 
 
-def run_case(case: Case, engine, rng=None) -> tuple[list, list]:
-    """Launch ``case`` on ``engine``; return ``(outputs, expected)``."""
-    rng = rng or np.random.default_rng(7)
-    host = case.inputs(rng)
+def run_case(case: Case, engine, host: list | None = None) -> tuple[list, list]:
+    """Launch ``case`` on ``engine`` (with inputs ``host``, else generated); return
+    ``(outputs, expected)``."""
+    if host is None:
+        host = case.inputs(np.random.default_rng(7))
     mod = engine.SourceModule(case.source, no_extern_c=True)
     for name, value in case.constants.items():
         ptr, _ = mod.get_global(name)
