@@ -36,6 +36,9 @@ def test_every_control_changes_result_table_and_plot():
     calc.carveout.value = calc.carveout.options[3][1]  # 16 KB carveout, too small: ignored
     assert calc.result == occupancy.calculate("9.0", 1024, 64, 100_000,
                                               shared_memory_carveout=calc.carveout.value)
+    calc.carveout.value = calc.carveout.options[-3][1]  # 164 KB: 1 KB reserved + 97.7 KB fit once
+    assert calc.result.shared_memory_per_sm == 164 * 1024
+    assert calc.result.active_blocks_per_sm == 1
     assert len(seen) == 4
 
 
@@ -46,6 +49,7 @@ def test_architecture_change_refits_the_sliders():
     assert calc.block_size.max == 512 and calc.block_size.value <= 512
     assert calc.registers_per_thread.max == 128
     assert calc.carveout.disabled
+    assert calc.carveout.label.startswith("default")
     assert calc.result.arch.compute_capability == (1, 3)
     calc.architecture.value = "7.5"
     assert [label for label, _ in calc.carveout.options[1:]] == ["32 KB", "64 KB"]
@@ -80,3 +84,15 @@ def test_opens_on_a_compiled_kernel():
 def test_rejects_something_that_is_not_a_kernel():
     with pytest.raises(ValueError, match="kernel must be a compiled kernel"):
         OccupancyCalculator("sm_90")
+
+
+@pytest.mark.parametrize("cc", ["7.0", "7.5", "8.0", "8.6", "9.0", "12.0"])
+def test_each_carveout_choice_selects_that_carveout(cc):
+    calc = OccupancyCalculator(compute_capability=cc, block_size=128, registers_per_thread=32,
+                               shared_memory_per_block=0)
+    for (label, percent), size in zip(calc.carveout.options[1:],
+                                      calc.spec.shared_memory_carveouts, strict=True):
+        calc.carveout.value = percent
+        # 0 B of shared memory plus the reserved bytes must fit the chosen carveout
+        if size >= calc.result.allocated_shared_memory_per_block:
+            assert calc.result.shared_memory_per_sm == size, label

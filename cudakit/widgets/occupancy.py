@@ -38,6 +38,7 @@ _LIMIT_LABELS = {
     "barriers": "barriers per SM",
 }
 _DEVICE = "device"
+_DEFAULT_CARVEOUT = -1  # the driver's choice, as cudaSharedmemCarveoutDefault
 
 
 def _present_device() -> tuple[str, tuple[int, int]] | None:
@@ -103,8 +104,8 @@ class OccupancyCalculator(widgets.VBox):
             start = _DEVICE if self._device else "9.0"
         else:
             start = _arch.get(compute_capability).version
-        style = {"description_width": "150px"}
-        layout = widgets.Layout(width="520px")
+        style = {"description_width": "190px"}
+        layout = widgets.Layout(width="560px")
         self.architecture = widgets.Dropdown(options=_arch_options(self._device), value=start,
                                              description="compute capability", style=style,
                                              layout=layout)
@@ -116,7 +117,7 @@ class OccupancyCalculator(widgets.VBox):
                                                       style=style, layout=layout)
         self.shared_memory_per_block = widgets.IntSlider(
             value=shared_memory_per_block, min=0, max=232448, step=1,
-            description="shared memory / block (B)", style=style, layout=layout)
+            description="shared memory per block (B)", style=style, layout=layout)
         self.carveout = widgets.Dropdown(description="shared memory carveout", style=style,
                                          layout=layout)
         self.summary = widgets.HTML()
@@ -173,12 +174,12 @@ class OccupancyCalculator(widgets.VBox):
             self.block_size.max = spec.max_threads_per_block
             self.registers_per_thread.max = spec.max_registers_per_thread
             self.shared_memory_per_block.max = spec.shared_memory_per_block_optin + 1024
-            options = [("default (the most shared memory)", None)]
+            options = [("default (the most shared memory)", _DEFAULT_CARVEOUT)]
             if spec.compute_capability[0] >= 7:
-                options += [(_size(c), -(-100 * c // spec.shared_memory_per_sm))
+                options += [(_size(c), 100 * c // spec.shared_memory_per_sm)
                             for c in spec.shared_memory_carveouts]
             self.carveout.options = options
-            self.carveout.value = None
+            self.carveout.value = _DEFAULT_CARVEOUT
             self.carveout.disabled = len(options) == 1
         finally:
             self._updating = False
@@ -194,7 +195,7 @@ class OccupancyCalculator(widgets.VBox):
         block = self.block_size.value
         regs = self.registers_per_thread.value
         smem = self.shared_memory_per_block.value
-        carve = self.carveout.value
+        carve = None if self.carveout.value == _DEFAULT_CARVEOUT else self.carveout.value
         self.result = occupancy.calculate(spec, block, regs, smem, shared_memory_carveout=carve,
                                           barriers=self._barriers)
         self.summary.value = self._table(self.result)
