@@ -29,6 +29,8 @@ class Case:
     exact: bool = True
     rtol: float = 1e-5
     constants: dict = field(default_factory=dict)  # symbol -> array (copied before launch)
+    gpu_kernel: str | None = None  # PyCUDA name when it differs (a mangled template instance)
+    gpu_suffix: str = ""  # source added for nvcc (an explicit template instantiation)
 
 
 def run_case(case: Case, engine, host: list | None = None) -> tuple[list, list]:
@@ -36,12 +38,18 @@ def run_case(case: Case, engine, host: list | None = None) -> tuple[list, list]:
     ``(outputs, expected)``."""
     if host is None:
         host = case.inputs(np.random.default_rng(7))
-    mod = engine.SourceModule(case.source, no_extern_c=True)
+    if getattr(engine, "is_gpu", False):
+        # plain kernels get C linkage (PyCUDA's default); a template needs its mangled name
+        mod = engine.SourceModule(case.source + case.gpu_suffix, no_extern_c=bool(case.gpu_suffix))
+        kernel = case.gpu_kernel or case.kernel
+    else:
+        mod = engine.SourceModule(case.source, no_extern_c=True)
+        kernel = case.kernel
     for name, value in case.constants.items():
         ptr, _ = mod.get_global(name)
         engine.memcpy_htod(ptr, value)
     dev = [engine.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
-    mod.get_function(case.kernel)(*dev, grid=case.grid, block=case.block, shared=case.shared)
+    mod.get_function(kernel)(*dev, grid=case.grid, block=case.block, shared=case.shared)
     outs = []
     for i in case.outputs:
         out = np.empty_like(host[i])
@@ -57,7 +65,7 @@ def pycuda_engine():
     from pycuda.compiler import SourceModule
 
     return SimpleNamespace(SourceModule=SourceModule, to_device=drv.to_device,
-                           memcpy_htod=drv.memcpy_htod, memcpy_dtoh=drv.memcpy_dtoh)
+                           memcpy_htod=drv.memcpy_htod, memcpy_dtoh=drv.memcpy_dtoh, is_gpu=True)
 
 
 def f32(rng, n):
@@ -440,7 +448,8 @@ CASES = [
          }""", "misc<3>",
          lambda r: [r.integers(0, 1000, 96, dtype=np.int32), np.zeros(96, np.int32)],
          [1], lambda h: [np.array([_misc(v) for v in h[0].tolist()], np.int32)],
-         grid=(1, 1), block=(96, 1, 1)),
+         grid=(1, 1), block=(96, 1, 1), gpu_kernel="_Z4miscILi3EEvPKiPi",
+         gpu_suffix="\ntemplate __global__ void misc<3>(const int*, int*);\n"),
 ]
 
 
