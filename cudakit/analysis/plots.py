@@ -51,7 +51,12 @@ def lanes_to_sectors(access, ax=None):
     used = np.isin(shown + base, touched)
     ax.scatter(np.ones(span), shown * scale, s=40, marker="s", zorder=3,
                color=np.where(used, "tab:orange", "lightgrey"))
-    ax.set_xticks([0, 1], ["lane", f"sector (32 B), from byte {base * 32:#x}"])
+    if span <= 40:
+        for k in shown:
+            ax.annotate(f"+{k * 32} B", (1, k * scale), xytext=(8, 0), textcoords="offset points",
+                        va="center", fontsize=7)
+    ax.set_xlim(-0.05, 1.2)
+    ax.set_xticks([0, 1], ["lane", f"32-byte sectors from byte {base * 32:#x}"])
     ax.set_ylabel("lane")
     ax.invert_yaxis()
     ax.set_title(f"{access.kernel} line {access.line}: {access.kind} {access.size} B, "
@@ -91,7 +96,11 @@ def lanes_to_banks(access, ax=None):
 
 
 def heatmap(accesses, title: str = "", ax=None):
-    """Cost per request of every warp: rows are blocks (or block rows), columns warps."""
+    """Cost per request of every warp: rows are blocks (or block rows), columns warps.
+
+    The colour scale runs from 0 to 32 (the worst case of a 4-byte access) so that pictures of
+    different kernels compare at a glance.
+    """
     warps = [a.warps for a in accesses if a.warps is not None]
     if not warps:
         raise CudakitError("no per-warp data to draw (measured reports have none)")
@@ -108,7 +117,15 @@ def heatmap(accesses, title: str = "", ax=None):
     np.add.at(count, (rows, cols), req)
     ratio = np.divide(total, count, out=np.full(shape, np.nan), where=count > 0)
     ax = _axes(ax, (7, 4))
-    image = ax.imshow(ratio, cmap="viridis", aspect="auto", interpolation="nearest")
+    image = ax.imshow(ratio, cmap="viridis", aspect="auto", interpolation="nearest",
+                      vmin=0, vmax=max(WARP, np.nanmax(ratio)))
+    if ratio.size <= 256:
+        for (r, c), value in np.ndenumerate(ratio):
+            if not np.isnan(value):
+                ax.text(c, r, f"{value:g}", ha="center", va="center", fontsize=7,
+                        color="black" if value > 0.6 * WARP else "white")
+    ax.set_xticks(range(shape[1]) if shape[1] <= 16 else ax.get_xticks())
+    ax.set_yticks(range(shape[0]) if shape[0] <= 16 else ax.get_yticks())
     ax.figure.colorbar(image, ax=ax, label="per request")
     ax.set_xlabel("blockIdx.x" if two_d else "warp in block")
     ax.set_ylabel("blockIdx.y" if two_d else "blockIdx.x")
