@@ -130,6 +130,8 @@ def recording(owner, name: str):
     [((2,), {'scale': 3})]
     """
     is_dict = isinstance(owner, dict)
+    if (name not in owner) if is_dict else not hasattr(owner, name):
+        raise NameError(f"name {name!r} is not defined")
     original = owner[name] if is_dict else getattr(owner, name)
     calls: list[tuple[tuple, dict]] = []
 

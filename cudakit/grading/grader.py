@@ -18,6 +18,7 @@ with the next test. Each cell has a time limit, and so has the whole notebook.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,9 @@ CELL_TIMEOUT = 120.0  # seconds per cell
 NOTEBOOK_TIMEOUT = 900.0  # seconds per notebook
 # errors after which the kernel process cannot be trusted (the GPU context is gone)
 FATAL = {"CellTimeoutError", "DeadKernelError", "KernelFaultError"}
+# the CUDA driver's words for sticky errors that lose the context, however they surface
+CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
+                          r"misaligned address|illegal instruction|context is destroyed", re.I)
 
 
 @dataclass
@@ -136,7 +140,8 @@ class _Run:
         try:
             client.execute_cell(cell, index)
         except CellExecutionError as error:
-            return Failure(error.ename, error.evalue, where)
+            lost = error.ename not in FATAL and CONTEXT_LOST.search(error.evalue)
+            return Failure("KernelFaultError" if lost else error.ename, error.evalue, where)
         except CellTimeoutError:
             return Failure("CellTimeoutError", f"limit {client.timeout} s", where)
         except DeadKernelError:
@@ -174,20 +179,20 @@ def _feedback(failure: Failure | None, earlier: list[Failure]) -> str:
 
 
 def score(nb, outcomes: dict[int, Failure | None]) -> list[TestResult]:
-    """Turn cell outcomes into test results; failures of answer/setup cells explain tests."""
-    results, since_last_test, latest = [], [], None
+    """Turn cell outcomes into test results. A failed test also names the cells that failed
+    since the test before it, or else the last answer cell that failed (the likely cause)."""
+    results, since_last_test, last_answer = [], [], None
     for index, cell in enumerate(nb.cells):
         failure = outcomes.get(index)
         if not is_test(cell):
             if failure is not None:
                 since_last_test.append(failure)
-                latest = failure
+                last_answer = failure if is_answer(cell) else last_answer
             continue
         points = float(cell.metadata["nbgrader"]["points"])
-        earlier = since_last_test or ([latest] if failure and failure.ename == "NameError"
-                                      and latest else [])
+        earlier = since_last_test or ([last_answer] if last_answer else [])
         results.append(TestResult(grade_id(cell), points if failure is None else 0.0, points,
-                                  _feedback(failure, earlier if failure else [])))
+                                  _feedback(failure, earlier)))
         since_last_test = []
     return results
 
