@@ -56,11 +56,12 @@ def test_architecture_change_refits_the_sliders():
 
 
 def test_an_update_takes_well_under_a_second():
+    # CPU time of this process, so that other jobs on a busy CI machine do not count
     calc = OccupancyCalculator(compute_capability="9.0")
-    start = time.perf_counter()
+    start = time.process_time()
     for block in (64, 128, 256, 512, 1024):
         calc.block_size.value = block
-    assert (time.perf_counter() - start) / 5 < 0.4
+    assert (time.process_time() - start) / 5 < 0.4
 
 
 @dataclass
