@@ -26,7 +26,7 @@ import numpy as np
 from benchmarks.common import environment_line, markdown_table
 from benchmarks.stencil import build, median_ms, relative_error
 
-NOTEBOOK = "labs/drafts/20_nbody.ipynb"
+NOTEBOOK = "labs/20_nbody.ipynb"
 KERNELS = ("force1d_global", "force1d_register", "force1d_shared", "nbody_naive", "nbody_tiled",
            "nbody_unrolled", "kick", "drift")
 FLOP_PER_PAIR = 20

@@ -25,7 +25,7 @@ import numpy as np
 from benchmarks.common import environment_line, markdown_table
 from benchmarks.stencil import C0, C1, FLOP_2D, build, heat2d_reference, median_ms
 
-NOTEBOOK = "labs/drafts/22_out_of_core.ipynb"
+NOTEBOOK = "labs/22_out_of_core.ipynb"
 BLOCK = (32, 8)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from benchmarks.common import cuda_cells, environment_line, markdown_table
 
-NOTEBOOK = "labs/drafts/21_stencil.ipynb"
+NOTEBOOK = "labs/21_stencil.ipynb"
 KERNELS = ("average3", "average3_shared", "heat2d", "heat2d_shared", "heat2d_rows", "heat3d",
            "heat3d_stream", "heat2d_temporal", "copy4")
 C0, C1 = 0.6, 0.1          # c0 + 4 c1 = 1: a stable explicit heat step
