@@ -39,12 +39,15 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--shapes", nargs="*", default=[f"{r}x{c}" for r, c in SHAPES],
+                        help="rows x cols of each input, e.g. 4097x3001")
     args = parser.parse_args(argv)
+    shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
     k = build_kernels("11_transpose.ipynb", KERNELS)
     rng = np.random.default_rng(2026)
     print(environment_line())
     rows_out, ratio = [], {}
-    for rows, cols in SHAPES:
+    for rows, cols in shapes:
         host = rng.standard_normal((rows, cols), dtype=np.float32)
         d_in = cp.asarray(host)
         nbytes = 2 * host.nbytes
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> None:
         ratio[(rows, cols)] = line["copy"] / line["transpose_padded"]
     print(markdown_table(["shape", "kernel", "matches NumPy", "ms", "GB/s", "of copy kernel"],
                          rows_out))
-    print(f"\ngoal: transpose_padded / copy at 8192x8192 = {ratio[(8192, 8192)]:.3f} (>= 0.90)")
+    if (8192, 8192) in ratio:
+        print(f"\ngoal: transpose_padded / copy at 8192x8192 = {ratio[(8192, 8192)]:.3f} (>= 0.90)")
 
 
 if __name__ == "__main__":
