@@ -120,3 +120,24 @@ def test_bad_arguments_are_named():
         analyze(STRIDED, "nope", grid=1, block=32, args=[])
     with pytest.raises(ArgumentError, match="source text"):
         analyze(42, "strided", grid=1, block=32, args=[])
+
+
+DYNAMIC = """
+__global__ void padded_rows(const float *in, float *out, int pitch)
+{
+    extern __shared__ float buffer[];
+    buffer[threadIdx.x * pitch] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = buffer[threadIdx.x * pitch];
+}
+"""
+
+
+@pytest.mark.parametrize(("pitch", "ways"), [(1, 1), (16, 16), (17, 1)])
+def test_dynamic_shared_memory_and_objects_with_source(pitch, ways):
+    class Module:  # anything with the source text, like cudakit.compile's module
+        source = DYNAMIC
+
+    r = analyze(Module(), "padded_rows", grid=1, block=32, shared=32 * pitch * 4,
+                args=[np.ones(32, np.float32), np.zeros(32, np.float32), np.int32(pitch)])
+    assert r.line(5, "shared").per_request == r.line(7, "shared").per_request == ways
