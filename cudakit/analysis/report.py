@@ -94,12 +94,11 @@ class AccessStats:
 
     @property
     def efficiency(self) -> float | None:
-        """Global: bytes used over bytes moved, in %; shared: ideal over actual wavefronts."""
+        """Global: bytes used over bytes moved, in % (measured rows: ideal over actual sectors);
+        shared: ideal over actual wavefronts."""
         if not self.cost:
             return None
-        if self.space == "global":
-            if self.bytes_used is None:
-                return 100.0 * self.ideal * SECTOR / (self.cost * SECTOR)
+        if self.space == "global" and self.bytes_used is not None:
             return 100.0 * self.bytes_used / (self.cost * SECTOR)
         return 100.0 * self.ideal / self.cost
 
