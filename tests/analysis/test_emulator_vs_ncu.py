@@ -10,13 +10,13 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from conftest import FIXTURES
 from suite import CASES, SOURCE_PATH
 
 from cudakit.analysis import analyze
 from cudakit.analysis.ncu import read_source_csv
 from cudakit.analysis.report import NCU_METRICS
 
+FIXTURES = SOURCE_PATH.parent
 SOURCE = SOURCE_PATH.read_text()
 SHARED_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from conftest import FIXTURES
-from suite import CASES
+from suite import CASES, SOURCE_PATH
 
 from cudakit.analysis import ncu
 from cudakit.analysis.report import NCU_METRICS
 from cudakit.errors import CudakitError, NoDeviceError
 
-SOURCE = (FIXTURES / "kernels.cu").read_text()
+FIXTURES = SOURCE_PATH.parent
+SOURCE = SOURCE_PATH.read_text()
 
 
 @pytest.fixture(scope="module")

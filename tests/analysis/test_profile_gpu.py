@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
-from suite import CASES
+from suite import CASES, SOURCE_PATH
 
 from cudakit.analysis import profile
 from cudakit.analysis.report import NCU_METRICS
 
-SOURCE = (FIXTURES / "kernels.cu").read_text()
+SOURCE = SOURCE_PATH.read_text()
 
 
 @pytest.mark.gpu
