@@ -113,7 +113,7 @@ class LaunchSuggestion:
 
     block_size: int
     blocks_per_sm: int
-    min_grid_size: int | None  # blocks_per_sm * sm_count, None without sm_count
+    min_grid_size: int | None  # blocks_per_sm * SMs; None when the SM count is unknown
     occupancy: float
 
 
@@ -374,6 +374,22 @@ def calculate(
     )
 
 
+def _present_sm_count(spec: ArchSpec) -> int | None:
+    """SMs of the GPU in use if it has ``spec``'s compute capability, else None."""
+    from .backend import on_gpu
+
+    try:
+        if not on_gpu():
+            return None
+        from .device import device_info
+
+        info = device_info()
+    except Exception:  # no usable GPU: the count stays unknown
+        return None
+    return info.multiprocessors if tuple(info.compute_capability) == spec.compute_capability \
+        else None
+
+
 def max_potential_block_size(
     compute_capability: Any,
     registers_per_thread: int | None = None,
@@ -391,7 +407,9 @@ def max_potential_block_size(
     dynamic bytes (as ``cudaOccupancyMaxPotentialBlockSizeVariableSMem``); with
     a compiled kernel the kernel's static shared memory is added to it.
     Block sizes are tried from the largest down in steps of a warp; ties keep the
-    larger block. ``min_grid_size`` is ``blocks_per_sm * sm_count``.
+    larger block. ``min_grid_size`` is ``blocks_per_sm * sm_count``; without
+    ``sm_count`` the present GPU's SM count is used when it has this compute
+    capability (as the CUDA runtime does), else it is None.
 
     >>> s = max_potential_block_size("9.0", 40, lambda b: 8 * b)
     >>> s.block_size, s.blocks_per_sm
@@ -409,6 +427,8 @@ def max_potential_block_size(
         limit = min(limit, _integer("max_block_size", max_block_size, 1, None, " threads"))
     if sm_count is not None:
         sm_count = _integer("sm_count", sm_count, 1, None)
+    else:
+        sm_count = _present_sm_count(spec)
     aligned = np.arange(_round_up(np.int64(limit), spec.warp_size), 0, -spec.warp_size)
     blocks = np.minimum(aligned, limit)
     smem = np.full_like(blocks, base)
