@@ -582,13 +582,47 @@ class Compiler:
 
     def x_binary_expression(self, node):
         op = node.child_by_field_name("operator").type
-        a = self.expr(node.child_by_field_name("left"))
-        b_ = self.expr(node.child_by_field_name("right"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if op in ("+", "-"):
+            fused = self.contract(left, op, right)
+            if fused is not None:
+                return fused
+        a = self.expr(left)
+        b_ = self.expr(right)
         if op in ("&&", "||"):
             return self.logical(op, a, b_)
         f, rt = self.arith(op, a.type, b_.type, node)
         fa, fb = a.fn, b_.fn
         return self.fold(Expr(lambda b: f(fa(b), fb(b)), rt, pure=a.pure and b_.pure), a, b_)
+
+    def product(self, node):
+        """The float operands of ``node`` if it is a float (not double) multiplication."""
+        while node.type == "parenthesized_expression":
+            node = node.named_children[-1]
+        if node.type != "binary_expression" or node.child_by_field_name("operator").type != "*":
+            return None
+        x = self.expr(node.child_by_field_name("left"))
+        y = self.expr(node.child_by_field_name("right"))
+        if not (x.type.is_arith and y.type.is_arith) or \
+                ct.usual_arithmetic(x.type, y.type) != FLOAT:
+            return None
+        return x, y
+
+    def contract(self, left, op: str, right):
+        """``a*b + c`` in float as one fused multiply-add, as nvcc compiles it (-fmad=true).
+
+        The product of two floats is exact in double, so one rounding of the double sum
+        to float gives the FMA's result (except for rare double-rounding ties).
+        """
+        mul_left = self.product(left)
+        mul = mul_left or self.product(right)
+        if mul is None:
+            return None
+        other = self.expr(right if mul_left else left)
+        if not other.type.is_arith or ct.usual_arithmetic(FLOAT, other.type) != FLOAT:
+            return None
+        return Expr(fused(mul[0], mul[1], other, op, mul_left is not None), FLOAT,
+                    pure=mul[0].pure and mul[1].pure and other.pure)
 
     def logical(self, op, a: Expr, b_: Expr) -> Expr:
         fa, fb = a.fn, b_.fn
@@ -697,6 +731,18 @@ class Compiler:
                 lv.store_at(b, lv.addr(b), v)
                 return v
             return Expr(assign, lt, pure=False)
+        if op in ("+=", "-=") and lt == FLOAT:
+            mul = self.product(node.child_by_field_name("right"))
+            if mul is not None:
+                current = Expr(lambda b: lv.load_at(b, b.fma_addr), FLOAT)
+                fma = fused(mul[0], mul[1], current, op[0], False)
+
+                def fused_compound(b):
+                    b.fma_addr = a = lv.addr(b)
+                    v = fma(b)
+                    lv.store_at(b, a, v)
+                    return v
+                return Expr(fused_compound, lt, pure=False)
         f, rt = self.arith(op[:-1], lt, right.type, node)
         back = self.converter(rt, lt, node)
         rf = right.fn
@@ -1184,6 +1230,26 @@ class Compiler:
         raise self.unsupported(node, "goto")
 
     is_kernel = False
+
+
+def fused(x: Expr, y: Expr, other: Expr, op: str, product_first: bool):
+    """Closure for ``x*y + other`` (``product_first``) or ``other +/- x*y`` rounded once."""
+    f64 = np.dtype(np.float64)
+    cx, cy, co = (caster(e.type, DOUBLE) or (lambda v: v) for e in (x, y, other))
+    fx, fy, fo = x.fn, y.fn, other.fn
+    to_float = np.dtype(np.float32)
+
+    def fn(b):
+        p = cast_dtype(cx(cast_dtype(fx(b), to_float)), f64) * cy(cast_dtype(fy(b), to_float))
+        o = co(cast_dtype(fo(b), to_float))
+        if op == "+":
+            r = p + o
+        elif product_first:
+            r = p - o
+        else:
+            r = o - p
+        return cast_dtype(r, to_float)
+    return fn
 
 
 OPERATIONS = {"binary_expression", "unary_expression", "assignment_expression",

@@ -108,6 +108,7 @@ class Batch:
         self.frame_base = 0
         self.dyn_offset = 0
         self.loops: list = []
+        self.fma_addr = None  # address of the target of a fused `x += a * b`
         self.rets: list = [None]
         self.mask = self.valid
         self.any = bool(self.valid.any())
@@ -314,13 +315,18 @@ class Batch:
         names = [s.name for s in self.kernel.shared_symbols if s.offset <= off < s.offset + s.size]
         what = f"shared byte {off}" + (f" (in '{names[0]}')" if names else "")
         me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
+        warp_note = ""
+        if other >= 0 and other // WARP == int(self.tib[lane]) // WARP:
+            warp_note = (" Both threads are in one warp, whose lanes are not in lockstep since "
+                         "Volta (compute-sanitizer reports this as a 'Warp Level Programming' "
+                         "hazard).")
         raise RaceError(
             f"racecheck: {kind} hazard on {what} in kernel '{self.kernel.name}', "
             f"{self.who(lane).split(' thread')[0]}: {self.thread_name(lane, other)} {earlier} "
             f"it at line {first.line} ({first.text}), then {me} {later} it at line "
-            f"{site.line} ({site.text}), with no barrier between. Put __syncthreads() between "
-            f"the two accesses (or __syncwarp() within a warp); racecheck=False turns this "
-            f"check off."
+            f"{site.line} ({site.text}), with no barrier between.{warp_note} Put "
+            f"__syncthreads() between the two accesses (or __syncwarp() within a warp); "
+            f"racecheck=False turns this check off."
         )
 
     def _trace(self, space, site, op, size, lanes, raw):
