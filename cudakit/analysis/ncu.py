@@ -109,8 +109,9 @@ def measured_report(kernel: str, metrics: dict[str, int], accesses: list[AccessS
         req = metrics.get(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", 0)
         sec = metrics.get(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", 0)
         merged[f"global_{word}_requests"] = req
-        merged[f"global_{word}_sectors_per_request"] = sec / req if req else 0.0
         merged[f"global_{word}_bytes_moved"] = sec * 32
+        if req:
+            merged[f"global_{word}_sectors_per_request"] = sec / req
         ideal = sum(a.ideal for a in accesses if a.space == "global" and a.op == op)
         if ideal and sec:
             merged[f"global_{word}_efficiency_pct"] = 100.0 * ideal / sec

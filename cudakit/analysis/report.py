@@ -128,18 +128,19 @@ def totals(accesses: list[AccessStats]) -> dict[str, float]:
         req = sum(a.requests for a in glob)
         sec = sum(a.cost for a in glob)
         out[f"global_{word}_requests"] = req
-        out[f"global_{word}_sectors_per_request"] = sec / req if req else 0.0
         out[f"global_{word}_bytes_moved"] = sec * SECTOR
-        if all(a.bytes_used is not None for a in glob):
+        if req:  # ratios only where there was traffic
+            out[f"global_{word}_sectors_per_request"] = sec / req
+        if sec and all(a.bytes_used is not None for a in glob):
             used = sum(a.bytes_used for a in glob)
             out[f"global_{word}_bytes_requested"] = sum(a.bytes_requested for a in glob)
             out[f"global_{word}_bytes_used"] = used
-            out[f"global_{word}_efficiency_pct"] = 100.0 * used / (sec * SECTOR) if sec else 0.0
+            out[f"global_{word}_efficiency_pct"] = 100.0 * used / (sec * SECTOR)
         shared = [a for a in accesses if a.space == "shared" and a.op == op]
         sreq = sum(a.requests for a in shared)
-        wave = sum(a.cost for a in shared)
         out[f"shared_{word}_requests"] = sreq
-        out[f"shared_{word}_wavefronts_per_request"] = wave / sreq if sreq else 0.0
+        if sreq:
+            out[f"shared_{word}_wavefronts_per_request"] = sum(a.cost for a in shared) / sreq
     return out
 
 
