@@ -23,6 +23,7 @@ True
 from ..errors import (
     ArgumentError,
     BarrierError,
+    KernelFaultError,
     KernelTimeout,
     LaunchError,
     MemcheckError,
@@ -68,7 +69,8 @@ backend = "emu"
 
 __all__ = [
     "AccessBatch", "ArgumentError", "BarrierError", "Context", "DeviceAllocation", "Event",
-    "Function", "In", "InOut", "KernelTimeout", "LaunchError", "MemcheckError", "Memcpy2D",
+    "Function", "In", "InOut", "KernelFaultError", "KernelTimeout", "LaunchError",
+    "MemcheckError", "Memcpy2D",
     "OpCounter", "Out", "RaceError", "SourceModule", "Stream", "Trace", "UnsupportedError",
     "backend",
     "from_device", "from_device_like", "gpuarray", "init", "mem_alloc", "mem_alloc_like",

@@ -296,7 +296,7 @@ class Compiler:
                 size = node.child_by_field_name("size")
                 dims.insert(0, None if size is None else self.const_int(size))
                 node = node.child_by_field_name("declarator")
-            elif node.type in ("identifier", "field_identifier"):
+            elif node.type in ("identifier", "field_identifier", "type_identifier"):
                 break
             elif node.type == "parenthesized_declarator":
                 node = node.named_children[0]

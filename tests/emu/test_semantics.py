@@ -1,0 +1,170 @@
+"""C and CUDA semantics the labs rely on, each against an independent NumPy computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cudakit import emu
+
+from .conftest import build
+
+
+def run(src, name, *arrays, block=(32, 1, 1), grid=(1, 1), scalars=()):
+    """Launch with ``arrays`` copied in and out; return the arrays after the kernel."""
+    host = [a.copy() for a in arrays]
+    build(src).get_function(name)(*[emu.InOut(a) for a in host], *scalars, grid=grid,
+                                  block=block)
+    return host
+
+
+def test_float_arithmetic_stays_single_precision_and_double_promotes():
+    src = """__global__ void k(float* f, double* d) {
+        float a = 0.1f, b = 0.2f;
+        f[0] = a + b;
+        f[1] = a * 3.0f;
+        d[0] = a + 0.2;           // float + double literal: computed in double
+        d[1] = (double)a * 3.0;
+        f[2] = 16777216.0f + 1.0f; // 2^24 + 1 is not a float
+    }"""
+    f, d = run(src, "k", np.zeros(3, np.float32), np.zeros(2, np.float64), block=(1, 1, 1))
+    a, b = np.float32(0.1), np.float32(0.2)
+    assert f.tolist() == [a + b, a * np.float32(3), np.float32(16777216)]
+    assert d.tolist() == [np.float64(a) + 0.2, np.float64(a) * 3.0]
+
+
+def test_fma_contraction_like_nvcc():
+    src = """__global__ void k(const float* a, const float* b, const float* c, float* o) {
+        int i = threadIdx.x;
+        float acc = c[i];
+        o[i] = a[i] * b[i] + c[i];
+        o[32 + i] = c[i] - a[i] * b[i];
+        acc += a[i] * b[i];
+        o[64 + i] = acc;
+    }"""
+    r = np.random.default_rng(3)
+    a, b, c = (r.random(32, dtype=np.float32) * 10 for _ in range(3))
+    *_, o = run(src, "k", a, b, c, np.zeros(96, np.float32))
+    fused = (a.astype(np.float64) * b + c).astype(np.float32)
+    np.testing.assert_array_equal(o[:32], fused)
+    np.testing.assert_array_equal(o[32:64], (c - a.astype(np.float64) * b).astype(np.float32))
+    np.testing.assert_array_equal(o[64:], fused)
+
+
+def test_unsigned_arithmetic_and_division_by_zero():
+    src = """__global__ void k(unsigned int* u, int* s) {
+        unsigned int zero = threadIdx.x, big = 4000000000u;
+        u[0] = big + big;          // wraps modulo 2^32
+        u[1] = 7u / zero;          // the GPU gives all ones
+        u[2] = big >> 31;
+        s[0] = -7 / (int)zero;     // signed: -1
+        s[1] = (int)big;
+    }"""
+    u, s = run(src, "k", np.zeros(3, np.uint32), np.zeros(2, np.int32), block=(1, 1, 1))
+    assert u.tolist() == [(8000000000) % 2**32, 2**32 - 1, 1]
+    assert s.tolist() == [-1, 4000000000 - 2**32]
+
+
+def test_pointers_typedef_local_2d_array_and_nested_loops():
+    src = """typedef float real;
+    __global__ void k(const real* in, real* out, long long* diff) {
+        real m[2][3] = {{1, 2, 3}, {4, 5, 6}};
+        const real* p = in + threadIdx.x;
+        real* q = out + 2 * threadIdx.x;
+        real s = 0;
+        for (int r = 0; r < 2; ++r) {
+            int c = 0;
+            do {
+                if (c == 1 && threadIdx.x % 2) { c++; continue; }
+                s += m[r][c] * *p;
+                c++;
+            } while (c < 3);
+            if (threadIdx.x == 3) break;
+        }
+        q[0] = s;
+        q[1] = p[0];
+        diff[threadIdx.x] = q - out;
+    }"""
+    x = np.arange(8, dtype=np.float32) + 1
+    _, out, diff = run(src, "k", x, np.zeros(16, np.float32), np.zeros(8, np.int64),
+                       block=(8, 1, 1))
+    # even threads: 1+..+6; odd ones skip column 1 (2 and 5); thread 3 stops after row 0
+    weights = np.array([21, 14, 21, 1 + 3, 21, 14, 21, 14], np.float32)
+    np.testing.assert_array_equal(out[0::2], weights * x)
+    np.testing.assert_array_equal(out[1::2], x)
+    assert diff.tolist() == [2 * t for t in range(8)]
+
+
+def test_atomic_return_values_are_a_permutation():
+    src = """__global__ void k(int* count, int* slots) {
+        int t = blockIdx.x * blockDim.x + threadIdx.x;
+        int my = atomicAdd(count, 1);
+        slots[my] = t;
+    }"""
+    count, slots = run(src, "k", np.zeros(1, np.int32), np.full(300, -1, np.int32),
+                       block=(100, 1, 1), grid=(3, 1))
+    assert count[0] == 300
+    assert sorted(slots.tolist()) == list(range(300))
+
+
+def test_float_and_double_atomics_and_cas_loop():
+    src = """__device__ float atomic_mul(float* addr, float v) {
+        int* p = (int*)addr;
+        int old = *p, assumed;
+        do {
+            assumed = old;
+            old = atomicCAS(p, assumed, __float_as_int(v * __int_as_float(assumed)));
+        } while (assumed != old);
+        return __int_as_float(old);
+    }
+    __global__ void k(float* f, double* d, float* prod) {
+        atomicAdd(f, 0.5f);
+        atomicAdd(d, 0.25);
+        if (threadIdx.x < 10) atomic_mul(prod, 2.0f);
+    }"""
+    f, d, prod = run(src, "k", np.zeros(1, np.float32), np.zeros(1, np.float64),
+                     np.ones(1, np.float32), block=(64, 1, 1))
+    assert (f[0], d[0], prod[0]) == (32.0, 16.0, 1024.0)
+
+
+def test_syncthreads_count_and_or_and_assert():
+    src = """__global__ void k(int* out) {
+        int t = threadIdx.x;
+        out[t] = __syncthreads_count(t % 3 == 0) + 100 * __syncthreads_or(t == 5)
+                 + 1000 * __syncthreads_and(t < 64);
+    }"""
+    (out,) = run(src, "k", np.zeros(64, np.int32), block=(64, 1, 1))
+    assert set(out.tolist()) == {22 + 100 + 1000}
+    with pytest.raises(emu.KernelFaultError, match="assert failed at line 1"):
+        run("__global__ void k(int* a) { assert(threadIdx.x < 5); a[0] = 1; }", "k",
+            np.zeros(1, np.int32))
+
+
+def test_extern_c_wrapper_instantiates_a_template_device_function():
+    src = """template <int BLOCK, typename T> __device__ T block_sum(const T* x) {
+        T s = 0;
+        for (int i = 0; i < BLOCK; ++i) s += x[i];
+        return s;
+    }
+    extern "C" __global__ void sum64(const int* x, int* out) {
+        out[threadIdx.x] = block_sum<64, int>(x + threadIdx.x);
+    }"""
+    x = np.arange(128, dtype=np.int32)
+    _, out = run(src, "sum64", x, np.zeros(4, np.int32), block=(4, 1, 1))
+    assert out.tolist() == [int(x[t:t + 64].sum()) for t in range(4)]
+
+
+def test_partial_warps_in_2d_blocks():
+    src = """__global__ void k(int* out, int w) {
+        int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+        int lane = (threadIdx.y * blockDim.x + threadIdx.x) % warpSize;
+        int first = __shfl_sync(0xffffffffu, x, 0);
+        out[y * w + x] = lane * 1000 + (x - first);
+    }"""
+    (out,) = run(src, "k", np.zeros((10, 14), np.int32), block=(7, 5, 1), grid=(2, 2),
+                 scalars=(np.int32(14),))
+    ys, xs = np.mgrid[0:10, 0:14]
+    tid = (ys % 5) * 7 + xs % 7
+    lane = tid % 32
+    first_x = (xs // 7) * 7 + ((tid // 32) * 32) % 7
+    np.testing.assert_array_equal(out, lane * 1000 + (xs - first_x))
