@@ -305,7 +305,7 @@ def _resolve(
         if registers_per_thread is None:
             registers_per_thread = info.registers
         if shared_memory_per_block is None:
-            shared_memory_per_block = info.shared_static + dynamic_shared_memory
+            shared_memory_per_block = info.shared_static
         if barriers is None:
             barriers = getattr(info, "barriers", 1)
     else:
@@ -315,10 +315,10 @@ def _resolve(
                 "registers_per_thread and shared_memory_per_block are required unless a "
                 "compiled kernel is passed in place of compute_capability"
             )
-        shared_memory_per_block += dynamic_shared_memory
     regs = _integer("registers_per_thread", registers_per_thread, 0,
                     spec.max_registers_per_thread)
     smem = _integer("shared_memory_per_block", shared_memory_per_block, 0, None, " bytes")
+    smem += _integer("dynamic_shared_memory", dynamic_shared_memory, 0, None, " bytes")
     bars = _integer("barriers", 1 if barriers is None else barriers, 0, _MAX_BARRIERS)
     return spec, regs, smem, bars
 
@@ -337,9 +337,10 @@ def calculate(
 
     ``compute_capability`` is ``"9.0"``, ``(9, 0)``, ``"sm_90"``, or a compiled
     kernel (``cudakit.compile(...).kernels[name]`` or a ``%%cuda`` Kernel): then
-    its architecture, registers and static shared memory come from ptxas, and
-    ``dynamic_shared_memory`` adds the launch's dynamic bytes.
-    ``shared_memory_per_block`` is static plus dynamic bytes.
+    its architecture, registers and static shared memory come from ptxas
+    (explicit arguments override them). ``shared_memory_per_block`` is static
+    plus dynamic bytes; ``dynamic_shared_memory`` is added to it (handy with a
+    kernel, whose static bytes are already known).
     ``shared_memory_carveout`` is the preferred shared-memory share of the
     unified L1 in percent (7.0 and newer; None: the driver's default).
     ``barriers`` is the count of named barriers per block (default 1, as a

@@ -136,6 +136,10 @@ def test_kernel_objects_supply_arch_registers_and_static_shared_memory():
         got = occupancy.calculate(obj, 256, dynamic_shared_memory=2048)
         assert got == want
     assert occupancy.calculate(info, 256, registers_per_thread=80).registers_per_thread == 80
+    override = occupancy.calculate(info, 256, shared_memory_per_block=0, dynamic_shared_memory=512)
+    assert override.shared_memory_per_block == 512
+    with pytest.raises(ValueError, match="dynamic_shared_memory = -1"):
+        occupancy.calculate(info, 256, dynamic_shared_memory=-1)
 
 
 def test_max_potential_block_size_prefers_the_largest_full_block():
