@@ -48,7 +48,10 @@ class ArchSpec:
     (``"warp"``): each warp's registers round up to ``register_allocation_unit``,
     and the register file is split into ``register_file_partitions`` equal parts
     that each hold whole warps (Fermi rounds to twice the unit for the
-    per-thread counts in ``double_unit_register_counts``).
+    per-thread counts in ``double_unit_register_counts``); there
+    ``warp_allocation_granularity`` equals the partition count, the multiple a
+    block's warps are rounded up to when the hardware checks the per-block
+    register limit.
 
     >>> get("7.5").max_threads_per_sm
     1024
