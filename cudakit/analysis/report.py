@@ -80,6 +80,21 @@ class AccessStats:
     warps: WarpCosts | None = field(default=None, repr=False)
 
     @property
+    def sectors(self) -> int | None:
+        """32-byte sectors moved (global accesses)."""
+        return self.cost if self.space == "global" else None
+
+    @property
+    def wavefronts(self) -> int | None:
+        """Shared-memory wavefronts (shared accesses)."""
+        return self.cost if self.space == "shared" else None
+
+    @property
+    def bank_conflicts(self) -> int | None:
+        """Wavefronts beyond the conflict-free ideal (shared accesses)."""
+        return self.excess if self.space == "shared" else None
+
+    @property
     def excess(self) -> int:
         return self.cost - self.ideal
 

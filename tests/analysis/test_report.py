@@ -64,6 +64,8 @@ def test_shared_column_read_is_a_32_way_conflict():
     assert (worst.space, worst.op, worst.per_request, worst.ideal) == ("shared", "ld", 32.0, 4)
     assert r.metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 4 * 31
     assert r.line(5, "shared").op == "st"
+    assert (worst.wavefronts, worst.bank_conflicts, worst.sectors) == (128, 124, None)
+    assert r.line(7, "global").sectors == 16 and r.line(7, "global").wavefronts is None
 
 
 def test_missing_line_names_the_lines_that_exist():
