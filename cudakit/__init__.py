@@ -45,7 +45,7 @@ _LAZY = {
     "profile": "analysis",
     "sanitize": "sanitizer",
 }
-_SUBMODULES = ("cuda", "occupancy", "emu", "analysis", "widgets", "grading")
+_SUBMODULES = ("arch", "cuda", "occupancy", "emu", "analysis", "widgets", "grading")
 
 
 def __getattr__(name: str):

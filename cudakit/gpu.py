@@ -142,6 +142,7 @@ class SourceModule:
         from .compiler import compile as nvcc_compile
 
         options = list(options or []) + [f"-I{d}" for d in include_dirs]
+        self.source = source
         text = source if no_extern_c else 'extern "C" {\n#line 1\n' + source + "\n}\n"
         self.compiled = nvcc_compile(text, options, arch=arch, name=name)
         context()
@@ -151,7 +152,8 @@ class SourceModule:
         from .kernel import Kernel, find_kernel
 
         info = find_kernel(self.compiled.kernels, name)
-        return Kernel(info, translating(self.module.get_function(info.mangled), info.name), "gpu")
+        function = translating(self.module.get_function(info.mangled), info.name)
+        return Kernel(info, function, "gpu", self.source)
 
     def get_global(self, name: str):
         return self.module.get_global(name)

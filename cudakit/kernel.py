@@ -140,10 +140,11 @@ class Kernel:
     ``kernel(d_x, 2.0, n, grid=(blocks,), block=(256,), shared=0, stream=None)``
     """
 
-    def __init__(self, info: KernelInfo, function, engine: str):
+    def __init__(self, info: KernelInfo, function, engine: str, source: str | None = None):
         self.info = info
         self.function = function
         self.engine = engine
+        self.source = source  # the text that was compiled (for cudakit.analyze / profile)
         self._dynamic_limit = 48 * 1024
 
     @property
@@ -204,7 +205,9 @@ def load(source: str, options=(), arch=None, name: str | None = None) -> dict[st
             raise
         kernels = _kernels_from_source(source, arch)
     module = emu.SourceModule(source, options=list(options), no_extern_c=True)
-    return {k.name: Kernel(k, module.get_function(k.name), "emu") for k in kernels.values()}
+    return {
+        k.name: Kernel(k, module.get_function(k.name), "emu", source) for k in kernels.values()
+    }
 
 
 def _kernels_from_source(source: str, arch) -> dict[str, KernelInfo]:
