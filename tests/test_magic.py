@@ -71,4 +71,5 @@ __global__ void scaled_sum(const float *a, const float *b, float *c, int n) {
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     c = np.full(n, np.nan, np.float32)
     kernel(cuda.In(a), cuda.In(b), cuda.Out(c), n, grid=((n + 127) // 128,), block=(128,))
-    np.testing.assert_array_equal(c, np.float32(3) * a + b)
+    # nvcc contracts 3 * a + b into one fused multiply-add, so compare within float32 rounding
+    np.testing.assert_allclose(c, 3.0 * a.astype(np.float64) + b, rtol=2e-7)
