@@ -62,21 +62,21 @@ class RegisterLV:
 
 
 class ComponentLV:
-    """One component (``.x``) of a vector held in a register."""
+    """One component (``.x``, or a struct member) of a vector or struct held in registers."""
 
-    def __init__(self, inner: RegisterLV, comp: int, t: CType):
+    def __init__(self, inner, comp: int, t: CType):
         self.inner, self.comp, self.type = inner, comp, t
 
     def addr(self, b):
         return None
 
     def load_at(self, b, a):
-        return b.frame[self.inner.slot][self.comp]
+        return self.inner.load_at(b, a)[self.comp]
 
     def store_at(self, b, a, v):
-        vec = list(b.frame[self.inner.slot])
-        vec[self.comp] = v if b.full else select(b.mask, v, full(vec[self.comp], b.size))
-        b.frame[self.inner.slot] = tuple(vec)
+        whole = list(self.inner.load_at(b, a))
+        whole[self.comp] = v
+        self.inner.store_at(b, a, tuple(whole))  # the register applies the mask
 
 
 class MemoryLV:
@@ -84,7 +84,12 @@ class MemoryLV:
 
     def __init__(self, addr_fn, t: CType, site: Site, bounds=None):
         self.addr_fn, self.type, self.site, self.bounds = addr_fn, t, site, bounds
-        if t.kind == "vec":
+        self.members = None
+        if t.kind == "struct":  # a whole struct: one access per member, at its offset
+            self.members = [MemoryLV(_offset(addr_fn, off), ft, site) for _, ft, off in t.fields
+                            if ft.kind != "array"]
+            self.dtype = None
+        elif t.kind == "vec":
             self.dtype, self.count, self.align = t.base.dtype, t.dims[0], t.align
             if t.dims[0] == 3:
                 self.align = t.base.size
@@ -100,15 +105,32 @@ class MemoryLV:
         b.check_array(a, base_fn(b), total, self.type.size, name, self.site, op)
         return space if space in ("shared", "local") else None
 
+    def whole_struct(self):
+        if len(self.members) != len(self.type.fields):
+            raise UnsupportedError(f"line {self.site.line}: copying a struct with an array "
+                                   f"member ('{self.type}') as a whole value")
+        return self.members
+
     def load_at(self, b, a):
+        if self.members is not None:
+            return tuple(m.load_at(b, m.addr(b)) for m in self.whole_struct())
         known = self.check(b, a, "ld") if self.bounds is not None else None
         comps = b.load(a, self.dtype, self.count, self.align, self.site, known)
         return tuple(comps) if self.type.kind == "vec" else comps[0]
 
     def store_at(self, b, a, v):
+        if self.members is not None:
+            for m, part in zip(self.whole_struct(), v, strict=True):
+                m.store_at(b, m.addr(b), part)
+            return
         known = self.check(b, a, "st") if self.bounds is not None else None
         comps = list(v) if self.type.kind == "vec" else [v]
         b.store(a, comps, self.dtype, self.align, self.site, known)
+
+
+def _offset(addr_fn, off: int):
+    o = np.uint64(off)
+    return lambda b: addr_fn(b) + o
 
 
 def lv_expr(lv, t: CType, pure: bool) -> Expr:
@@ -270,7 +292,35 @@ class Compiler:
             return t
         if node.type == "qualified_identifier":
             return self.base_type(node.child_by_field_name("name"))
+        if node.type == "struct_specifier":
+            return self.struct_type(node)
         raise self.unsupported(node, f"the type '{node.text.decode()}'")
+
+    def struct_type(self, node) -> CType:
+        """The type of ``struct Name { ... }`` (defining it) or of ``struct Name``."""
+        name_node = node.child_by_field_name("name")
+        name = (name_node.text.decode() if name_node is not None
+                else f"<unnamed struct at line {self.line(node)}>")
+        body = node.child_by_field_name("body")
+        if body is None:
+            b = self.scope.find(name)
+            if b is None or b.kind != "type":
+                raise CompileError(f"line {self.line(node)}: unknown struct '{name}'")
+            return b.type
+        self.scope.names[name] = Binding("type", type=ct.CType(name, "struct"))  # for T* members
+        members = []
+        for f in body.named_children:
+            if f.type == "comment":
+                continue
+            if f.type != "field_declaration":
+                raise self.unsupported(f, "this struct member (only data members are supported)")
+            ftype = self.base_type(f.child_by_field_name("type"))
+            for d in f.children_by_field_name("declarator"):
+                fname, t, _, _ = self.declarator(d, ftype)
+                members.append((fname, t))
+        t = ct.struct(name, members)
+        self.scope.names[name] = Binding("type", type=t)
+        return t
 
     def qualifiers(self, node) -> set[str]:
         out = set()
@@ -426,15 +476,23 @@ class Compiler:
             lv = MemoryLV(base.fn, t, self.site(node))
         else:
             lv = base.lv
-        if t.kind != "vec" or field not in "xyzw"[: t.dims[0]] or len(field) != 1:
+        if t.kind == "struct":
+            names = [f for f, _, _ in t.fields]
+            if field not in names:
+                raise CompileError(f"line {self.line(node)}: '{t}' has no member '{field}'")
+            comp = names.index(field)
+            _, et, off = t.fields[comp]
+        elif t.kind == "vec" and len(field) == 1 and field in "xyzw"[: t.dims[0]]:
+            comp = "xyzw".index(field)
+            et, off = t.base, comp * t.base.size
+        else:
             raise self.unsupported(node, f"the member '.{field}' of type '{t}'")
-        comp = "xyzw".index(field)
-        et = t.base
         if isinstance(lv, MemoryLV):
-            addr_fn, off = lv.addr_fn, np.uint64(comp * et.size)
-            mlv = MemoryLV(lambda b: addr_fn(b) + off, et, lv.site)
-            return lv_expr(mlv, et, False)
-        if isinstance(lv, RegisterLV):
+            addr_fn = _offset(lv.addr_fn, off)
+            if et.kind == "array":
+                return Expr(addr_fn, et, pure=False)
+            return lv_expr(MemoryLV(addr_fn, et, lv.site), et, False)
+        if isinstance(lv, (RegisterLV, ComponentLV)):
             clv = ComponentLV(lv, comp, et)
             return lv_expr(clv, et, True)
         fn = base.fn
@@ -705,7 +763,15 @@ class Compiler:
         tn = node.child_by_field_name("type")
         if tn is not None:
             return constant(self.type_descriptor(tn).size, ULONG)
-        return constant(self.expr(node.child_by_field_name("value")).type.size, ULONG)
+        value = node.child_by_field_name("value")
+        inner = value
+        while inner.type == "parenthesized_expression":
+            inner = inner.named_children[-1]
+        if inner.type == "identifier":  # sizeof(Name) that the grammar read as a value
+            b = self.scope.find(inner.text.decode())
+            if b is not None and b.kind == "type":
+                return constant(b.type.size, ULONG)
+        return constant(self.expr(value).type.size, ULONG)
 
     def x_comma_expression(self, node):
         a = self.expr(node.child_by_field_name("left"))
@@ -756,7 +822,7 @@ class Compiler:
 
     def converter(self, src: CType, dst: CType, node):
         src = decay(src)
-        if src.kind == "vec" or dst.kind == "vec":
+        if src.kind in ("vec", "struct") or dst.kind in ("vec", "struct"):
             if src != dst:
                 raise self.unsupported(node, f"converting '{src}' to '{dst}'")
             return lambda v: v
@@ -945,14 +1011,23 @@ class Compiler:
                 b.frame[slot] = z
             return run
         if init.type == "initializer_list":
-            if t.kind != "vec":
-                raise self.unsupported(init, "a brace initializer for a scalar")
-            comps = [self.converter(self.expr(c).type, t.base, c) for c in init.named_children]
+            if t.kind == "vec":
+                parts = [t.base] * t.dims[0]
+            elif t.kind == "struct" and all(ft.kind != "array" for _, ft, _ in t.fields):
+                parts = [ft for _, ft, _ in t.fields]
+            else:
+                raise self.unsupported(init, f"a brace initializer for '{t}'")
             exprs = [self.expr(c) for c in init.named_children]
+            if len(exprs) > len(parts):
+                raise CompileError(f"line {self.line(init)}: too many initializers for '{t}'")
+            comps = [self.converter(e.type, pt, init)
+                     for e, pt in zip(exprs, parts[:len(exprs)], strict=True)]
+            rest = tuple(zero(pt) for pt in parts[len(exprs):])
             self.scope.names[name] = Binding("reg", type=t, slot=slot)
 
             def run(b):
-                b.frame[slot] = tuple(c(e.fn(b)) for c, e in zip(comps, exprs, strict=False))
+                b.frame[slot] = tuple(c(e.fn(b)) for c, e in zip(comps, exprs,
+                                                                  strict=True)) + rest
             return run
         e = self.expr(init)
         conv = self.converter(e.type, t, init)

@@ -28,6 +28,8 @@ class CType:
     base: CType | None = None  # pointee, array element or vector component
     dims: tuple[int, ...] = ()  # array extents, or (n,) for vectors
     align: int = 0
+    fields: tuple = ()  # struct members: (name, CType, byte offset)
+    nbytes: int = 0  # struct size
 
     @property
     def size(self) -> int:
@@ -38,6 +40,8 @@ class CType:
             return self.base.size * int(np.prod(self.dims))
         if self.kind == "vec":
             return self.align
+        if self.kind == "struct":
+            return self.nbytes
         if self.kind == "void":
             return 1
         return self.dtype.itemsize
@@ -76,8 +80,6 @@ FLOAT = _scalar("float", "float", np.float32)
 DOUBLE = _scalar("double", "float", np.float64)
 VOID = CType("void", "void")
 
-_RANK = {1: 1, 2: 2, 4: 3, 8: 4}
-
 
 def pointer(base: CType) -> CType:
     """Pointer to ``base``."""
@@ -102,6 +104,35 @@ def vector(base: CType, n: int) -> CType:
     if n == 3:
         return CType(f"{prefix}3", "vec", None, base=base, dims=(3,), align=align)
     return CType(f"{prefix}{n}", "vec", None, base=base, dims=(n,), align=align)
+
+
+def alignment(t: CType) -> int:
+    """Alignment in bytes of a value of type ``t``."""
+    if t.kind == "vec":
+        return t.base.size if t.dims[0] == 3 else t.size
+    if t.kind == "array":
+        return alignment(t.base)
+    if t.kind == "struct":
+        return t.align
+    return max(t.size, 1)
+
+
+def struct(name: str, members: list[tuple[str, CType]]) -> CType:
+    """A struct with C layout: each member at its natural alignment.
+
+    >>> s = struct("P", [("c", CHAR), ("f", FLOAT), ("v", VECTORS["float2"])])
+    >>> [off for _, _, off in s.fields], s.size
+    ([0, 4, 8], 16)
+    """
+    off, fields, align = 0, [], 1
+    for fname, ft in members:
+        a = alignment(ft)
+        off = -(-off // a) * a
+        fields.append((fname, ft, off))
+        off += ft.size
+        align = max(align, a)
+    return CType(name, "struct", None, fields=tuple(fields), align=align,
+                 nbytes=-(-off // align) * align)
 
 
 SCALARS: dict[str, CType] = {
@@ -154,6 +185,3 @@ def usual_arithmetic(a: CType, b: CType) -> CType:
         return uns
     return sig
 
-
-def int_rank(t: CType) -> int:
-    return _RANK[t.size]

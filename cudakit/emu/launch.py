@@ -66,9 +66,33 @@ def convert_args(kernel: Kernel, args) -> list:
                 raise ArgumentError(f"{where} got np.{a.dtype.name}; pass np.{t.dtype.name} "
                                     f"(the GPU would reinterpret the bytes)")
             out.append(np.asarray(a).view(t.dtype)[()])
+        elif t.kind in ("vec", "struct"):
+            out.append(_unpack(a, t, where))
         else:
             raise ArgumentError(f"{where}: parameters of type '{t}' are not supported")
     return out
+
+
+def _unpack(a, t, where: str):
+    """A struct or vector argument passed as bytes (``np.void``, a record, a 1-element array)."""
+    raw = np.asarray(a).tobytes() if isinstance(a, (np.void, np.ndarray)) else None
+    if raw is None or len(raw) != t.size:
+        got = "?" if raw is None else len(raw)
+        raise ArgumentError(f"{where} must be a NumPy record or array of {t.size} bytes "
+                            f"(got {got}); build it with a structured dtype")
+    return _decode(raw, 0, t, where)
+
+
+def _decode(raw: bytes, off: int, t, where: str):
+    if t.kind == "vec":
+        return tuple(np.frombuffer(raw, t.base.dtype, t.dims[0], off))
+    if t.kind == "struct":
+        return tuple(_decode(raw, off + o, ft, where) for _, ft, o in t.fields)
+    if t.kind in ("int", "float", "bool"):
+        return np.frombuffer(raw, t.dtype, 1, off)[0]
+    if t.kind == "ptr":
+        return np.frombuffer(raw, np.uint64, 1, off)[0]
+    raise ArgumentError(f"{where}: members of type '{t}' cannot be passed by value here")
 
 
 def _address(a):

@@ -74,8 +74,11 @@ class Module:
                    "expression_statement", "preproc_call"):
             if t == "type_definition":
                 self._typedef(node)
-        elif t == "struct_specifier" or t == "class_specifier":
-            raise self._top.unsupported(node, "struct and class definitions")
+        elif t == "struct_specifier":
+            self._top.struct_type(node)
+        elif t == "class_specifier":
+            raise self._top.unsupported(node, "classes (structs with data members only are "
+                                              "supported)")
         else:
             raise self._top.unsupported(node)
 

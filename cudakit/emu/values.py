@@ -61,6 +61,8 @@ def zero(t: CType):
     """The zero value of type ``t`` (uniform)."""
     if t.kind == "vec":
         return tuple(t.base.dtype.type(0) for _ in range(t.dims[0]))
+    if t.kind == "struct":
+        return tuple(zero(ft) for _, ft, _ in t.fields)
     if t.dtype is None:
         return np.uint64(0)
     return t.dtype.type(0)

@@ -168,3 +168,39 @@ def test_partial_warps_in_2d_blocks():
     lane = tid % 32
     first_x = (xs // 7) * 7 + ((tid // 32) * 32) % 7
     np.testing.assert_array_equal(out, lane * 1000 + (xs - first_x))
+
+
+def test_structs_array_of_structures_like_the_textbook():
+    """Textbook 3-2 (coalescing with structures): an AoS kernel, member layout, sizeof."""
+    src = """struct KOUZOU { float a; float b; };
+    typedef struct { char tag; double w; float2 xy; } Rec;
+    __device__ KOUZOU doubled(KOUZOU k) { KOUZOU r = k; r.a *= 2; r.b = r.b * 2; return r; }
+    __global__ void kernel(KOUZOU* dAB, Rec* recs, Rec one, int* sizes) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        dAB[i].a = dAB[i].a + 1.0f;
+        dAB[i].b = dAB[i].b + 2.0f;
+        KOUZOU k = dAB[i];
+        if (i % 2) k = doubled(k);
+        dAB[i] = k;
+        Rec r = {1, 0.5};
+        r.xy.y = one.w + i;
+        recs[i] = r;
+        sizes[0] = sizeof(KOUZOU);
+        sizes[1] = sizeof(Rec);
+        sizes[2] = one.tag;
+    }"""
+    ab = np.zeros(16, dtype=[("a", np.float32), ("b", np.float32)])
+    ab["a"] = np.arange(16)
+    rec = np.dtype({"names": ["tag", "w", "xy"], "formats": [np.int8, np.float64, (np.float32, 2)],
+                    "offsets": [0, 8, 16], "itemsize": 24})
+    one = np.zeros(1, rec)
+    one["tag"], one["w"] = 9, 100.0
+    ab, recs, sizes = (a.copy() for a in (ab, np.zeros(16, rec), np.zeros(3, np.int32)))
+    build(src).get_function("kernel")(emu.InOut(ab), emu.InOut(recs), one[0], emu.Out(sizes),
+                                      block=(16, 1, 1))
+    odd = np.arange(16) % 2 == 1
+    np.testing.assert_array_equal(ab["a"], (np.arange(16) + 1) * np.where(odd, 2, 1))
+    np.testing.assert_array_equal(ab["b"], np.where(odd, 4, 2))
+    assert recs["tag"].tolist() == [1] * 16 and recs["w"].tolist() == [0.5] * 16
+    np.testing.assert_array_equal(recs["xy"][:, 1], 100 + np.arange(16))
+    assert sizes.tolist() == [8, 24, 9]
