@@ -40,6 +40,7 @@ def format_text(result) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .backend import BACKENDS
     from .grading.grader import CELL_TIMEOUT, NOTEBOOK_TIMEOUT
 
     parser = argparse.ArgumentParser(prog="cudakit", description="cudakit command line tools")
@@ -53,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="folder of solution notebooks (default: $CUDAKIT_SOLUTIONS or "
                             "the repository's solutions/)")
     grade.add_argument("--json", action="store_true", help="print JSON for machines")
+    grade.add_argument("--backend", choices=BACKENDS,
+                       help="engine for the kernels (default: the GPU if present, else the "
+                            "emulator; 'emu' adds memcheck and racecheck)")
     grade.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT, metavar="S",
                        help=f"seconds per cell (default {CELL_TIMEOUT:g})")
     grade.add_argument("--timeout", type=float, default=NOTEBOOK_TIMEOUT, metavar="S",
@@ -67,7 +71,8 @@ def _grade(args) -> int:
     for notebook in args.notebooks:
         try:
             result = grade(notebook, solutions=args.solutions,
-                           cell_timeout=args.cell_timeout, timeout=args.timeout)
+                           cell_timeout=args.cell_timeout, timeout=args.timeout,
+                           backend=args.backend)
         except (CudakitError, OSError) as error:
             print(f"cudakit grade: {notebook}: {error}", file=sys.stderr)
             result, status = NotebookResult(notebook), 1

@@ -29,6 +29,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from traitlets.config import Config
 
+from ..backend import BACKENDS
 from .errors import ExerciseFormatError
 from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
 from .feedback import explain
@@ -113,12 +114,14 @@ def find_source(submission: Path, solutions: Path | None = None) -> Path:
 class _Run:
     """Executes a merged notebook cell by cell, restarting the kernel after fatal failures."""
 
-    def __init__(self, nb, cell_timeout: float, deadline: float, workdir: str, sockets: str):
+    def __init__(self, nb, cell_timeout: float, deadline: float, workdir: str, sockets: str,
+                 env: dict[str, str]):
         self.nb = nb
         self.cell_timeout = cell_timeout
         self.deadline = deadline
         self.workdir = workdir
         self.sockets = sockets
+        self.env = env
         self.outcomes: dict[int, Failure | None] = {}
 
     def _client(self) -> NotebookClient:
@@ -153,8 +156,7 @@ class _Run:
         position, cells = 0, self.nb.cells
         while position < len(cells):
             client = self._client()
-            env = {**os.environ, "CUDAKIT_GRADING": "1"}
-            with client.setup_kernel(env=env, cwd=self.workdir):
+            with client.setup_kernel(env=self.env, cwd=self.workdir):
                 for index in range(position):  # replay after a restart, tests excluded
                     if cells[index].cell_type == "code" and not is_test(cells[index]):
                         self._execute(client, index)
@@ -199,12 +201,17 @@ def score(nb, outcomes: dict[int, Failure | None]) -> list[TestResult]:
 
 def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None, *,
           solutions: str | os.PathLike | None = None, cell_timeout: float = CELL_TIMEOUT,
-          timeout: float = NOTEBOOK_TIMEOUT) -> NotebookResult:
+          timeout: float = NOTEBOOK_TIMEOUT, backend: str | None = None) -> NotebookResult:
     """Grade one submission against its solution notebook.
 
-    Example: ``grade("exercises/01_vector_add.ipynb").score``. A submission that
-    cannot be read scores zero on every test with the reason.
+    Example: ``grade("exercises/01_first_kernel.ipynb").score``. ``backend`` ("gpu" or
+    "emu") pins the engine; by default the GPU is used when present, else the emulator
+    (``backend="emu"`` adds memcheck and racecheck even on a GPU machine). A submission
+    that cannot be read scores zero on every test with the reason.
     """
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: expected one of {', '.join(BACKENDS)}")
+    env = {**os.environ, **({"CUDAKIT_BACKEND": backend} if backend else {})}
     submission = Path(submission)
     source_path = Path(source) if source else find_source(
         submission, Path(solutions) if solutions else None)
@@ -222,7 +229,7 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryDirectory(prefix="cudakit-grade-") as workdir, \
             tempfile.TemporaryDirectory(prefix="cudakit-sock-") as sockets:
-        outcomes = _Run(merged, cell_timeout, deadline, workdir, sockets).run()
+        outcomes = _Run(merged, cell_timeout, deadline, workdir, sockets, env).run()
     for index, cell in enumerate(merged.cells):
         if grade_id(cell) in missing and outcomes.get(index) is None:
             outcomes[index] = Failure("MissingCell", f"answer cell {grade_id(cell)!r}")

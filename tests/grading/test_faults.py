@@ -17,7 +17,8 @@ GUARD = "int i = blockIdx.x * blockDim.x + threadIdx.x;"
 FAULTS = {
     "far_out_of_bounds": (GUARD + "\n    if (n == 97) { c[i + (1 << 28)] = 1.0f; }",
                           ("out-of-bounds", "crashed the GPU context")),
-    "endless_loop": (GUARD + "\n    if (n == 97) { volatile int spin = 1; while (spin) { } }",
+    # atomics keep nvcc from deleting the loop (it removed a spin on a volatile local)
+    "endless_loop": (GUARD + "\n    if (n == 97) { while (true) { atomicAdd(&c[0], 0.0f); } }",
                      ("never finished", "did not finish within the time limit")),
 }
 

@@ -122,3 +122,15 @@ def test_command_line_json(tmp_path):
         {"name": "test_visible", "score": 1.0, "max_score": 1.0, "feedback": "passed"},
         {"name": "test_hidden", "score": 2.0, "max_score": 2.0, "feedback": "passed"}]}
     assert report[1]["notebook"] == str(missing) and report[1]["tests"] == []
+
+
+def test_unknown_backend_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="expected one of gpu, emu"):
+        grade(_write(tmp_path, _solution()), solutions=tmp_path / "solutions", backend="cuda")
+
+
+def test_backend_reaches_the_kernel_process(tmp_path):
+    probe = "import os\nassert os.environ['CUDAKIT_BACKEND'] == 'emu'"
+    path = _write(tmp_path, _solution(graded_cell(probe, "test_env", points=1)), answer=ANSWER)
+    result = grade(path, solutions=tmp_path / "solutions", backend="emu")
+    assert _scores(result)["test_env"] == 1.0
