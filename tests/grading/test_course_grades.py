@@ -28,3 +28,15 @@ def test_unmodified_exercise_scores_zero_and_compiles(path):
     assert result.tests and result.score == 0.0, [(t.name, t.feedback) for t in result.tests]
     for test in result.tests:
         assert "does not compile" not in test.feedback, test.feedback
+
+
+def test_every_solution_scored_full_marks_on_the_h100():
+    """The record of tests/grading/gpu_run.sh covers every solution, each with full marks."""
+    import json
+
+    record = json.loads((ROOT / "tests/grading/fixtures/h100_grades.json").read_text())
+    graded = {r["notebook"]: r for r in record}
+    for path in SOLUTIONS:
+        result = graded[f"solutions/{path.name}"]
+        assert result["score"] == result["max_score"] > 0, result
+        assert graded[f"exercises/{path.name}"]["score"] == 0, graded[f"exercises/{path.name}"]
