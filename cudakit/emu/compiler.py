@@ -252,7 +252,7 @@ class Compiler:
         self.frame_bytes = 0
         self.ret_type: CType = ct.VOID
         self.fname = source_name
-        self.loop_depth = 0
+        self.addressed: set[str] = set()  # locals whose address the body takes
 
     # -- errors and sites ------------------------------------------------------------
     def line(self, node) -> int:
@@ -995,6 +995,8 @@ class Compiler:
             if init is None:
                 return None
             return self.array_init(name, t, addr, init, node)
+        if name in self.addressed:
+            return self.declare_addressable(name, t, init, node)
         if "const" in quals and init is not None and t.is_arith:
             e = self.expr(init)
             if e.const is not None:
@@ -1037,6 +1039,25 @@ class Compiler:
 
         def run(b):
             b.frame[slot] = conv(fn(b))
+        return run
+
+    def declare_addressable(self, name, t, init, node):
+        """A local variable whose address is taken (``&x``) lives in local memory."""
+        off = self.frame_bytes
+        self.frame_bytes += -(-t.size // 16) * 16
+        addr = (lambda b: np.uint64(LOCAL_BASE + b.frame_base + off))
+        self.scope.names[name] = Binding("mem", type=t, addr=addr, value="local")
+        lv = MemoryLV(addr, t, self.site(node))
+        if init is None:
+            return None
+        if init.type == "initializer_list":
+            raise self.unsupported(init, f"a brace initializer for '{name}', whose address "
+                                         f"is taken")
+        e = self.expr(init)
+        conv, fn = self.converter(e.type, t, init), e.fn
+
+        def run(b):
+            lv.store_at(b, lv.addr(b), conv(fn(b)))
         return run
 
     def declare_shared(self, name, t, init, unsized, quals, node):
@@ -1354,6 +1375,19 @@ def static_ops_expr(node) -> int:
             continue
         n += static_ops_expr(c)
     return n
+
+
+def addressed_names(node) -> set[str]:
+    """Names ``x`` that appear as ``&x`` anywhere under ``node``."""
+    out, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "pointer_expression" and n.child_by_field_name("operator").type == "&":
+            arg = n.child_by_field_name("argument")
+            if arg.type == "identifier":
+                out.add(arg.text.decode())
+        stack.extend(n.named_children)
+    return out
 
 
 def under(b: Batch, mask, thunk):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from . import ctypes as ct
-from .compiler import Binding, Compiler, Function, Kernel, Scope
+from .compiler import Binding, Compiler, Function, Kernel, Scope, addressed_names
 from .frontend import parse
 from .memory import HEAP
 from .values import convert
@@ -184,6 +184,7 @@ class Module:
         c = Compiler(self, kernel, tb, fdef.name)
         c.is_kernel = is_kernel
         node = fdef.node
+        c.addressed = addressed_names(node.child_by_field_name("body"))
         ret = c.base_type(node.child_by_field_name("type"))
         decl = node.child_by_field_name("declarator")
         while decl.type == "pointer_declarator":

@@ -204,3 +204,29 @@ def test_structs_array_of_structures_like_the_textbook():
     assert recs["tag"].tolist() == [1] * 16 and recs["w"].tolist() == [0.5] * 16
     np.testing.assert_array_equal(recs["xy"][:, 1], 100 + np.arange(16))
     assert sizes.tolist() == [8, 24, 9]
+
+
+def test_address_of_local_variables_for_out_parameters():
+    src = """__device__ void minmax(const float* x, int n, float* lo, float* hi) {
+        *lo = x[0]; *hi = x[0];
+        for (int i = 1; i < n; ++i) { *lo = fminf(*lo, x[i]); *hi = fmaxf(*hi, x[i]); }
+    }
+    __global__ void k(const float* x, float* out) {
+        float s, c, lo, hi = 0;
+        sincosf(x[threadIdx.x], &s, &c);
+        minmax(x + threadIdx.x, 4, &lo, &hi);
+        int count = 0;
+        int* p = &count;
+        (*p)++;
+        float* o = out + 5 * threadIdx.x;
+        o[0] = s; o[1] = c; o[2] = lo; o[3] = hi; o[4] = count;
+    }"""
+    x = np.random.default_rng(0).random(40, dtype=np.float32)
+    _, o = run(src, "k", x, np.zeros(5 * 32, np.float32))
+    o = o.reshape(32, 5)
+    window = np.lib.stride_tricks.sliding_window_view(x, 4)[:32]
+    np.testing.assert_allclose(o[:, 0], np.sin(x[:32]), rtol=1e-6)
+    np.testing.assert_allclose(o[:, 1], np.cos(x[:32]), rtol=1e-6)
+    np.testing.assert_array_equal(o[:, 2], window.min(axis=1))
+    np.testing.assert_array_equal(o[:, 3], window.max(axis=1))
+    assert (o[:, 4] == 1).all()
