@@ -12,7 +12,7 @@ import numpy as np
 from . import ctypes as ct
 from .compiler import Expr, MemoryLV, decay, truth
 from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG
-from .values import cast_dtype, convert, full
+from .values import cast_dtype, full
 
 WARP = 32
 
@@ -526,4 +526,3 @@ SPECIAL = {
     "printf": _printf, "sincosf": _sincos, "sincos": _sincos, "assert": _assert,
 }
 
-del convert

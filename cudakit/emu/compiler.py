@@ -18,9 +18,6 @@ from .runtime import Batch, SharedSymbol, Site
 from .values import cast_dtype, convert, full, select, zero
 
 BUILTIN_VARS = {"threadIdx": "t", "blockIdx": "b", "blockDim": "bd", "gridDim": "gd"}
-QUALIFIERS_IGNORED = {"const", "volatile", "__restrict__", "__restrict", "restrict",
-                      "__device__", "__host__", "__forceinline__", "__inline__", "inline",
-                      "static", "__noinline__", "constexpr", "register", "__global__"}
 
 
 class Expr:
@@ -1004,7 +1001,6 @@ class Compiler:
                 return None
         slot = self.nslots
         self.nslots += 1
-        lv = RegisterLV(slot, t)
         if init is None:
             z = zero(t)
             self.scope.names[name] = Binding("reg", type=t, slot=slot)
@@ -1035,7 +1031,6 @@ class Compiler:
         conv = self.converter(e.type, t, init)
         fn = e.fn
         self.scope.names[name] = Binding("reg", type=t, slot=slot)
-        del lv
 
         def run(b):
             b.frame[slot] = conv(fn(b))
@@ -1068,24 +1063,17 @@ class Compiler:
             if t.kind != "array":
                 raise self.unsupported(node, "an extern __shared__ that is not an array")
             k.dynamic_shared = True
-            mod = self.m
 
             def addr(b):
                 return np.uint64(SHARED_BASE + b.dyn_offset)
             self.scope.names[name] = Binding("mem", type=t, addr=addr, value="shared")
             k.shared_symbols.append(SharedSymbol(name + " (dynamic)", -1, 0))
-            del mod
             return None
-        key = id(node)
-        sym = k.shared_by_node.get(key) if hasattr(k, "shared_by_node") else None
-        if sym is None:
-            if not hasattr(k, "shared_by_node"):
-                k.shared_by_node = {}
-            off = -(-k.shared_static // 16) * 16
-            k.shared_static = off + t.size
-            sym = SharedSymbol(name, off, t.size)
-            k.shared_symbols.append(sym)
-            k.shared_by_node[key] = sym
+        # compiled once per kernel (device functions too), so each declaration gets one slot
+        off = -(-k.shared_static // 16) * 16
+        k.shared_static = off + t.size
+        sym = SharedSymbol(name, off, t.size)
+        k.shared_symbols.append(sym)
         a = np.uint64(SHARED_BASE + sym.offset)
         self.scope.names[name] = Binding("mem", type=t, addr=lambda b: a, value="shared")
         return None

@@ -336,7 +336,7 @@ class Batch:
         address = np.zeros((warps.size, WARP), np.uint64)
         ln = lanes % WARP
         mask[inv, ln] = True
-        address[inv, ln] = raw if space != "global" else raw
+        address[inv, ln] = raw
         first = warps * WARP
         block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
         self.trace.add(AccessBatch(
