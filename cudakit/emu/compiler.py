@@ -937,14 +937,16 @@ class Compiler:
         return method(node)
 
     def block(self, nodes):
-        pairs = [(f, static_ops(n)) for n in nodes if (f := self.stmt(n)) is not None]
+        steps = [(f, static_ops(n), self.line(n)) for n in nodes
+                 if (f := self.stmt(n)) is not None]
 
         def run(b):
-            for f, ops in pairs:
+            for f, ops, line in steps:
                 if not b.any:
                     return
                 if b.counter is not None:
                     b.counter.add(ops, b.mask)
+                b.line = line
                 f(b)
         return run
 

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ..errors import ArgumentError, LaunchError
+from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
 from .compiler import Kernel
 from .runtime import Batch
 
@@ -136,4 +136,15 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
             b.frame = [None] * kernel.nslots
             b.frame[: len(values)] = values
             b.frame_base = b.reserve_local(kernel.frame_bytes) if kernel.frame_bytes else 0
-            kernel.body(b)
+            try:
+                kernel.body(b)
+            except CudakitError:
+                raise
+            except RecursionError as exc:
+                raise UnsupportedError(f"kernel '{kernel.name}' nests too deeply to emulate "
+                                       f"(near line {b.line})") from exc
+            except Exception as exc:  # a gap in the emulator, not the user's fault
+                raise UnsupportedError(
+                    f"the emulator failed on line {b.line} of kernel '{kernel.name}' "
+                    f"({type(exc).__name__}: {exc}); this construct is probably outside the "
+                    f"supported subset. Please report it; it runs on a GPU.") from exc

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from ..errors import LaunchError
+from ..errors import CudakitError, LaunchError, UnsupportedError
 from . import ctypes as ct
 from .compiler import Binding, Compiler, Function, Kernel, Scope, addressed_names
 from .frontend import parse
@@ -176,7 +176,15 @@ class Module:
                 tb[pname] = Binding("const", type=ptype, value=convert(
                     np.int64(int(a.rstrip("uUlL"), 0)), ct.LONG, ptype))
         k = Kernel(spec, self)
-        self._compile_into(k, fdef, tb, k, is_kernel=True)
+        try:
+            self._compile_into(k, fdef, tb, k, is_kernel=True)
+        except CudakitError:
+            raise
+        except Exception as exc:  # a gap in the emulator's compiler
+            line = self.unit.user_line(fdef.node.start_point[0])
+            raise UnsupportedError(
+                f"the emulator cannot compile kernel '{spec}' (line {line}): "
+                f"{type(exc).__name__}: {exc}. Please report it; it runs on a GPU.") from exc
         self._kernels[spec] = k
         return k
 

@@ -109,6 +109,7 @@ class Batch:
         self.dyn_offset = 0
         self.loops: list = []
         self.fma_addr = None  # address of the target of a fused `x += a * b`
+        self.line = 0  # user's line of the statement running (for internal errors)
         self.rets: list = [None]
         self.mask = self.valid
         self.any = bool(self.valid.any())

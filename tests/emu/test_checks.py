@@ -226,3 +226,12 @@ def test_argument_errors_mirror_pycuda():
 def test_bad_launch_configuration(kw, match):
     with pytest.raises(emu.LaunchError, match=match):
         launch("__global__ void k(float* a) { a[0] = 1; }", "k", emu.mem_alloc(4), **kw)
+
+
+def test_a_gap_inside_the_emulator_is_reported_with_its_line_not_a_traceback():
+    src = """__global__ void k(int* a) {
+        int v = threadIdx.x;
+        a[threadIdx.x] = __shfl_sync(0xffffffffu, v, 0, threadIdx.x + 1);  // per-lane width
+    }"""
+    with pytest.raises(emu.UnsupportedError, match="line 3 of kernel 'k'"):
+        launch(src, "k", emu.mem_alloc(128))
