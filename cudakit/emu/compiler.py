@@ -217,6 +217,7 @@ class Kernel:
         self.name = name
         self.module = module
         self.params: list[tuple[str, CType]] = []
+        self.refs: set[int] = set()
         self.body = None
         self.nslots = 0
         self.frame_bytes = 0
@@ -231,6 +232,7 @@ class Function:
 
     def __init__(self, name, ret: CType, params):
         self.name, self.ret, self.params = name, ret, params
+        self.refs: set[int] = set()  # positions of reference parameters (passed as addresses)
         self.body = None
         self.nslots = 0
         self.frame_bytes = 0
@@ -448,6 +450,10 @@ class Compiler:
         if b.kind == "reg":
             lv = RegisterLV(b.slot, b.type)
             return lv_expr(lv, b.type, True)
+        if b.kind == "ref":  # a reference parameter holds the address of its object
+            slot = b.slot
+            lv = MemoryLV(lambda b: b.frame[slot], b.type, self.site(node))
+            return lv_expr(lv, b.type, False)
         if b.kind == "mem":
             addr = b.addr
             if b.type.kind == "array":
@@ -907,9 +913,18 @@ class Compiler:
         if len(fn.params) != len(args):
             raise self.unsupported(node, f"calling '{name}' with {len(args)} arguments "
                                          f"(it takes {len(fn.params)})")
-        convs = [self.converter(a.type, pt, node)
-                 for a, (_, pt) in zip(args, fn.params, strict=True)]
-        afns = [a.fn for a in args]
+        convs, afns = [], []
+        for i, (a, (pname, pt)) in enumerate(zip(args, fn.params, strict=True)):
+            if i in fn.refs:  # pass the object's address
+                if not isinstance(a.lv, MemoryLV) or decay(a.type) != pt.base:
+                    raise self.unsupported(arg_nodes[i], f"binding the reference parameter "
+                                                         f"'{pname}' of '{name}' to this "
+                                                         f"argument")
+                convs.append(lambda v: v)
+                afns.append(a.lv.addr_fn)
+            else:
+                convs.append(self.converter(a.type, pt, node))
+                afns.append(a.fn)
         site = self.site(node)
         ret_t = fn.ret
 
@@ -1367,8 +1382,9 @@ def static_ops_expr(node) -> int:
     return n
 
 
-def addressed_names(node) -> set[str]:
-    """Names ``x`` that appear as ``&x`` anywhere under ``node``."""
+def addressed_names(node, references: dict[str, set[int]]) -> set[str]:
+    """Names ``x`` whose address is taken under ``node``: ``&x``, or ``x`` passed to a
+    non-const reference parameter (positions per function in ``references``)."""
     out, stack = set(), [node]
     while stack:
         n = stack.pop()
@@ -1376,6 +1392,14 @@ def addressed_names(node) -> set[str]:
             arg = n.child_by_field_name("argument")
             if arg.type == "identifier":
                 out.add(arg.text.decode())
+        elif n.type == "call_expression":
+            f = n.child_by_field_name("function")
+            if f.type == "template_function":
+                f = f.child_by_field_name("name")
+            for i in references.get(f.text.decode(), ()):
+                args = n.child_by_field_name("arguments").named_children
+                if i < len(args) and args[i].type == "identifier":
+                    out.add(args[i].text.decode())
         stack.extend(n.named_children)
     return out
 

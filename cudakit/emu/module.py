@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -188,17 +189,18 @@ class Module:
         self._kernels[spec] = k
         return k
 
-    def _compile_into(self, target, fdef, tb, kernel, is_kernel):
-        c = Compiler(self, kernel, tb, fdef.name)
-        c.is_kernel = is_kernel
+    def _signature(self, c: Compiler, fdef):
+        """``(return type, [(name, type, is_reference)], declarator)`` of ``fdef``.
+
+        ``const T&`` parameters behave as values; other ``T&`` parameters hold the
+        argument's address (type ``T*``, ``is_reference`` True).
+        """
         node = fdef.node
-        c.addressed = addressed_names(node.child_by_field_name("body"))
         ret = c.base_type(node.child_by_field_name("type"))
         decl = node.child_by_field_name("declarator")
         while decl.type == "pointer_declarator":
             ret = ct.pointer(ret)
             decl = decl.named_children[-1]
-        c.ret_type = ret
         params = []
         for p in decl.child_by_field_name("parameters").named_children:
             if p.type != "parameter_declaration":
@@ -209,22 +211,59 @@ class Module:
                 if pt.kind == "void":
                     continue
                 raise c.unsupported(p, "an unnamed parameter")
-            if d.type == "reference_declarator":
-                raise c.unsupported(p, "reference parameters (T&); pass a pointer instead")
+            ref = d.type == "reference_declarator"
+            if ref:
+                if fdef.is_kernel:
+                    raise c.unsupported(p, "a reference parameter of a __global__ function")
+                d = d.named_children[-1]
+                ref = "const" not in c.qualifiers(p)
             pname, pt, _, _ = c.declarator(d, pt)
             if pt.kind == "array":
                 pt = ct.pointer(pt.base)
+            params.append((pname, pt, ref))
+        return ret, params
+
+    def _compile_into(self, target, fdef, tb, kernel, is_kernel):
+        c = Compiler(self, kernel, tb, fdef.name)
+        c.is_kernel = is_kernel
+        node = fdef.node
+        c.addressed = addressed_names(node.child_by_field_name("body"), self.reference_positions)
+        c.ret_type, params = self._signature(c, fdef)
+        for pname, pt, ref in params:
             slot = c.nslots
             c.nslots += 1
-            c.scope.names[pname] = Binding("reg", type=pt, slot=slot)
-            params.append((pname, pt))
-        target.params = params
+            c.scope.names[pname] = Binding("ref" if ref else "reg", type=pt, slot=slot)
+        self._set_params(target, params)
         if isinstance(target, Function):
-            target.ret = ret
+            target.ret = c.ret_type
         target.body = c.stmt(node.child_by_field_name("body")) or (lambda b: None)
         target.nslots = c.nslots
         target.frame_bytes = c.frame_bytes
         return target
+
+    @staticmethod
+    def _set_params(target, params):
+        target.params = [(n, ct.pointer(t) if ref else t) for n, t, ref in params]
+        target.refs = {i for i, (_, _, ref) in enumerate(params) if ref}
+
+    @functools.cached_property
+    def reference_positions(self) -> dict[str, set[int]]:
+        """Per function name: the positions of its non-const reference parameters."""
+        out = {}
+        for name, fdef in self.functions.items():
+            decl = fdef.node.child_by_field_name("declarator")
+            while decl.type == "pointer_declarator":
+                decl = decl.named_children[-1]
+            plist = decl.child_by_field_name("parameters")
+            if plist is None:
+                continue
+            refs = {i for i, p in enumerate(plist.named_children)
+                    if p.child_by_field_name("declarator") is not None
+                    and p.child_by_field_name("declarator").type == "reference_declarator"
+                    and "const" not in self._top.qualifiers(p)}
+            if refs:
+                out[name] = refs
+        return out
 
     def device_function(self, name, tb, kernel, node, caller) -> Function:
         key = (name, tuple(sorted((k, v.kind, str(v.type), v.value) for k, v in tb.items())),
@@ -244,20 +283,8 @@ class Module:
 
     def _compile_header(self, fn, fdef, tb, kernel):
         c = Compiler(self, kernel, tb, fdef.name)
-        node = fdef.node
-        fn.ret = c.base_type(node.child_by_field_name("type"))
-        decl = node.child_by_field_name("declarator")
-        while decl.type == "pointer_declarator":
-            fn.ret = ct.pointer(fn.ret)
-            decl = decl.named_children[-1]
-        ps = []
-        for p in decl.child_by_field_name("parameters").named_children:
-            d = p.child_by_field_name("declarator")
-            pt = c.base_type(p.child_by_field_name("type"))
-            if d is None or d.type == "reference_declarator":
-                continue
-            ps.append(c.declarator(d, pt)[:2])
-        fn.params = ps
+        fn.ret, params = self._signature(c, fdef)
+        self._set_params(fn, params)
 
     def deduce(self, fdef, arg_types, node, caller) -> dict:
         """Template arguments of ``fdef`` deduced from the call's argument types."""

@@ -230,3 +230,27 @@ def test_address_of_local_variables_for_out_parameters():
     np.testing.assert_array_equal(o[:, 2], window.min(axis=1))
     np.testing.assert_array_equal(o[:, 3], window.max(axis=1))
     assert (o[:, 4] == 1).all()
+
+
+def test_reference_parameters():
+    src = """__device__ void swap(float& a, float& b) { float t = a; a = b; b = t; }
+    __device__ float sq(const float& x) { return x * x; }
+    __device__ void bump(int& c) { c += 1; }
+    __global__ void k(float* x, int* n) {
+        int i = threadIdx.x;
+        float lo = x[2 * i], hi = x[2 * i + 1];
+        if (lo > hi) swap(lo, hi);
+        x[2 * i] = lo;
+        x[2 * i + 1] = sq(hi + 1.0f);
+        int c = 0;
+        bump(c);
+        bump(c);
+        bump(n[i]);
+        n[i] += c;
+    }"""
+    x = np.random.default_rng(1).random(64, dtype=np.float32)
+    out, n = run(src, "k", x, np.zeros(32, np.int32))
+    pairs = x.reshape(32, 2)
+    np.testing.assert_array_equal(out[0::2], pairs.min(axis=1))
+    np.testing.assert_array_equal(out[1::2], (pairs.max(axis=1) + np.float32(1)) ** 2)
+    assert (n == 3).all()
