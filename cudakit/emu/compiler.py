@@ -949,19 +949,25 @@ class Compiler:
             if node.type == "comment":
                 return None
             raise self.unsupported(node)
-        return method(node)
+        f = method(node)
+        if f is None or node.type == "compound_statement":
+            return f
+        ops, line = static_ops(node), self.line(node)
+
+        def step(b):
+            if b.counter is not None:
+                b.counter.add(ops, b.mask)
+            b.line = line
+            f(b)
+        return step
 
     def block(self, nodes):
-        steps = [(f, static_ops(n), self.line(n)) for n in nodes
-                 if (f := self.stmt(n)) is not None]
+        steps = [f for n in nodes if (f := self.stmt(n)) is not None]
 
         def run(b):
-            for f, ops, line in steps:
+            for f in steps:
                 if not b.any:
                     return
-                if b.counter is not None:
-                    b.counter.add(ops, b.mask)
-                b.line = line
                 f(b)
         return run
 

@@ -62,3 +62,35 @@ def test_no_trace_by_default_and_clear():
     assert trace.accesses
     trace.clear()
     assert trace.accesses == []
+
+
+def test_local_and_atomic_accesses_are_traced():
+    trace = emu.Trace()
+    mod = build("""__global__ void k(int* count, int n) {
+        int tmp[4];
+        for (int j = 0; j < 4; ++j) tmp[j] = j * n;
+        atomicAdd(count, tmp[threadIdx.x % 4]);
+    }""")
+    count = emu.to_device(np.zeros(1, np.int32))
+    mod.get_function("k")(count, np.int32(2), block=(40, 1, 1), trace=trace)
+    spaces = [(a.space, a.op, a.size) for a in trace.accesses]
+    assert spaces == [("local", "st", 4)] * 4 + [("local", "ld", 4), ("global", "atom", 4)]
+    local_ld = trace.accesses[4]
+    np.testing.assert_array_equal(local_ld.address[0], 4 * (np.arange(32) % 4))
+    assert emu.from_device(count, (1,), np.int32)[0] == sum(2 * (t % 4) for t in range(40))
+
+
+def test_op_counter_counts_only_warps_with_active_lanes():
+    mod = build("""__global__ void k(float* a, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) a[i] = 2.0f * a[i];
+    }""")
+    d = emu.mem_alloc(4 * 256)
+    counts = []
+    for n in (256, 32):
+        c = emu.OpCounter()
+        mod.get_function("k")(d, np.int32(n), grid=(2, 1), block=(128, 1, 1), counter=c)
+        counts.append(c.ops)
+    # every warp: i = b * d + t (2 operations), the if and its i < n (2);
+    # warps with i < n: a[i] = 2.0f * a[i] (store, multiply, load: 4 operations)
+    assert counts == [8 * (2 + 2 + 4), 8 * (2 + 2) + 1 * 4]
