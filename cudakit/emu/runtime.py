@@ -346,9 +346,14 @@ class Batch:
 
     def check_array(self, addr, base, total: int, size: int, name: str, site: Site, op: str):
         """memcheck of an index into the declared array ``name`` (``total`` bytes)."""
-        lanes = self.active_lanes()
-        a = addr[lanes] if isinstance(addr, np.ndarray) and addr.ndim and \
-            lanes is not self.all_lanes else addr
+        if not (isinstance(addr, np.ndarray) and addr.ndim):  # uniform: plain integers
+            if 0 <= int(addr) - int(base) <= total - size:
+                return
+            lanes = self.active_lanes()
+            addr = np.full(self.size, addr, np.uint64)
+        else:
+            lanes = self.active_lanes()
+        a = addr[lanes] if lanes is not self.all_lanes else addr
         off = (np.asarray(a, np.uint64) - np.uint64(base)).astype(np.int64)
         if np.size(off) == 0 or (np.min(off) >= 0 and np.max(off) + size <= total):
             return
@@ -371,8 +376,20 @@ class Batch:
             return self.all_lanes
         return np.flatnonzero(self.mask)
 
+    def _local_column(self, addr, dtype, count: int):
+        """Per-lane view of local memory at one uniform offset (the common case of local
+        arrays indexed by loop counters), or ``None``."""
+        if isinstance(addr, np.ndarray) and addr.ndim or self.trace is not None:
+            return None
+        off = int(addr) - LOCAL_BASE
+        return self.local[:, off:off + dtype.itemsize * count].view(dtype)
+
     def load(self, addr, dtype: np.dtype, count: int, align: int, site: Site, known=None):
         """Load ``count`` consecutive elements of ``dtype`` per active lane."""
+        if known == "local":
+            column = self._local_column(addr, dtype, count)
+            if column is not None:
+                return [column[:, c].copy() for c in range(count)]
         lanes = self.active_lanes()
         size = dtype.itemsize * count
         out = None
@@ -392,6 +409,16 @@ class Batch:
 
     def store(self, addr, values, dtype: np.dtype, align: int, site: Site, known=None) -> None:
         """Store per active lane the component ``values`` (list) of ``dtype``."""
+        if known == "local":
+            column = self._local_column(addr, dtype, len(values))
+            if column is not None:
+                every = self.full and self.dense
+                for c, v in enumerate(values):
+                    if every:
+                        column[:, c] = v
+                    else:
+                        column[self.mask, c] = v[self.mask] if np.ndim(v) else v
+                return
         lanes = self.active_lanes()
         size = dtype.itemsize * len(values)
         for space, buf, off, ln, raw in self._segments(addr, lanes, size, align, site, "st",
