@@ -1185,7 +1185,8 @@ class Compiler:
             first = True
             while True:
                 if fc is not None and (check_first or not first):
-                    b.set_mask(active)
+                    if active is not b.mask:
+                        b.set_mask(active)
                     c = truth(fc(b))
                     if isinstance(c, np.ndarray):
                         leaving = active & ~c
@@ -1197,7 +1198,8 @@ class Compiler:
                     if active is None or not active.any():
                         break
                 first = False
-                b.set_mask(active)
+                if active is not b.mask:
+                    b.set_mask(active)
                 if b.counter is not None:
                     b.counter.add(per_iteration, active)
                 ctx.brk = ctx.cont = None
@@ -1208,7 +1210,8 @@ class Compiler:
                 if update is not None:
                     if not active.any():
                         break
-                    b.set_mask(active)
+                    if active is not b.mask:
+                        b.set_mask(active)
                     update(b)
                     active = b.mask
                 elif not active.any():
