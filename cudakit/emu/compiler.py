@@ -293,7 +293,31 @@ class Compiler:
             return self.base_type(node.child_by_field_name("name"))
         if node.type == "struct_specifier":
             return self.struct_type(node)
+        if node.type == "enum_specifier":
+            return self.enum_type(node)
         raise self.unsupported(node, f"the type '{node.text.decode()}'")
+
+    def enum_type(self, node) -> CType:
+        """``enum [Name] { A, B = 5 }``: the enumerators become int constants."""
+        body = node.child_by_field_name("body")
+        value = -1
+        for e in body.named_children if body is not None else ():
+            if e.type != "enumerator":
+                continue
+            v = e.child_by_field_name("value")
+            value = self.const_int(v) if v is not None else value + 1
+            self.scope.names[e.child_by_field_name("name").text.decode()] = Binding(
+                "const", type=INT, value=np.int32(value))
+        name = node.child_by_field_name("name")
+        if name is not None:
+            self.scope.names[name.text.decode()] = Binding("type", type=INT)
+        return INT
+
+    def s_enum_specifier(self, node):
+        self.enum_type(node)
+
+    def s_struct_specifier(self, node):
+        self.struct_type(node)
 
     def struct_type(self, node) -> CType:
         """The type of ``struct Name { ... }`` (defining it) or of ``struct Name``."""
@@ -1017,7 +1041,7 @@ class Compiler:
             return self.array_init(name, t, addr, init, node)
         if name in self.addressed:
             return self.declare_addressable(name, t, init, node)
-        if "const" in quals and init is not None and t.is_arith:
+        if quals & {"const", "constexpr"} and init is not None and t.is_arith:
             e = self.expr(init)
             if e.const is not None:
                 self.scope.names[name] = Binding("const", type=t, value=convert(e.const, e.type, t))

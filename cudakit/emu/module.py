@@ -77,6 +77,8 @@ class Module:
                 self._typedef(node)
         elif t == "struct_specifier":
             self._top.struct_type(node)
+        elif t == "enum_specifier":
+            self._top.enum_type(node)
         elif t == "class_specifier":
             raise self._top.unsupported(node, "classes (structs with data members only are "
                                               "supported)")

@@ -254,3 +254,75 @@ def test_reference_parameters():
     np.testing.assert_array_equal(out[0::2], pairs.min(axis=1))
     np.testing.assert_array_equal(out[1::2], (pairs.max(axis=1) + np.float32(1)) ** 2)
     assert (n == 3).all()
+
+
+REDUCE6 = r"""
+#include <cuda_runtime.h>
+enum { UNUSED_TAG = 7 };
+template <unsigned int blockSize>
+__device__ void warpReduce(volatile int* sdata, unsigned int tid) {
+    if (blockSize >= 64) { sdata[tid] += sdata[tid + 32]; __syncwarp(); }
+    if (blockSize >= 32) { sdata[tid] += sdata[tid + 16]; __syncwarp(); }
+    if (blockSize >= 16) { sdata[tid] += sdata[tid + 8]; __syncwarp(); }
+    if (blockSize >= 8) { sdata[tid] += sdata[tid + 4]; __syncwarp(); }
+    if (blockSize >= 4) { sdata[tid] += sdata[tid + 2]; __syncwarp(); }
+    if (blockSize >= 2) { sdata[tid] += sdata[tid + 1]; __syncwarp(); }
+}
+template <unsigned int blockSize>
+__global__ void reduce6(const int* g_idata, int* g_odata, unsigned int n) {
+    __shared__ int sdata[blockSize];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * (blockSize * 2) + tid;
+    unsigned int gridSize = blockSize * 2 * gridDim.x;
+    sdata[tid] = 0;
+    while (i < n) {
+        sdata[tid] += g_idata[i] + (i + blockSize < n ? g_idata[i + blockSize] : 0);
+        i += gridSize;
+    }
+    __syncthreads();
+    if (blockSize >= 256) { if (tid < 128) { sdata[tid] += sdata[tid + 128]; } __syncthreads(); }
+    if (blockSize >= 128) { if (tid < 64) { sdata[tid] += sdata[tid + 64]; } __syncthreads(); }
+    if (tid < 32) warpReduce<blockSize>(sdata, tid);
+    if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+}"""
+
+
+def test_templated_reduction_and_its_warp_level_race():
+    """Harris's reduce6: correct in lockstep, but each `s[t] += s[t + k]` reads a word another
+    lane of the warp writes in the same statement; __syncwarp() after it is too late."""
+    mod = build(REDUCE6)
+    x = np.arange(1000, dtype=np.int32)
+    out = np.zeros(4, np.int32)
+    mod.get_function("reduce6<128>")(emu.In(x), emu.Out(out), np.uint32(1000), grid=(4, 1),
+                                     block=(128, 1, 1), racecheck=False)
+    assert out.sum() == x.sum()
+    with pytest.raises(emu.RaceError, match="write-after-read.*line 7"):
+        mod.get_function("reduce6<128>")(emu.In(x), emu.Out(out), np.uint32(1000), grid=(4, 1),
+                                         block=(128, 1, 1))
+
+
+def test_enum_constexpr_casts_comma_loops_and_extern_c_block():
+    src = r"""enum { BLOCK = 64, HALF = BLOCK / 2 };
+    enum Mode { FIRST, SECOND = 10, THIRD };
+    constexpr int EXTRA = 3;
+    static __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
+    extern "C" {
+    __global__ void misc(int* out, const float* a) {
+        constexpr int K = 4;
+        float local[K];
+        const int tid = threadIdx.x;
+        int i, j;
+        for (i = 0, j = K - 1; i < j; i++, j--) { local[i] = i; local[j] = j; }
+        const float4* v = reinterpret_cast<const float4*>(a);
+        float4 q = v[tid % 2];
+        size_t addr = (size_t)(a + 1);
+        Mode m = THIRD;
+        out[tid] = BLOCK + HALF + EXTRA + lane_id() + (int)local[K - 1] + (int)q.w
+                   + (int)(addr % 16) + (!a ? 1000 : 0) + m;
+        while (true) { if (tid >= 0) break; }
+    }
+    }"""
+    out, _ = run(src, "misc", np.zeros(40, np.int32), np.arange(8, dtype=np.float32),
+                 block=(40, 1, 1))
+    t = np.arange(40)
+    assert (out == 64 + 32 + 3 + (t & 31) + 3 + np.where(t % 2, 7, 3) + 4 + 11).all()
