@@ -11,12 +11,13 @@ import time
 
 import numpy as np
 
+from .. import arch
 from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
 from .compiler import Kernel
 from .runtime import Batch
 
 LANES = 1 << 16
-MAX_SHARED = 48 * 1024
+DEVICE = arch.get("sm_90")  # the emulated device: an H100's launch limits
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -110,17 +111,24 @@ def _address(a):
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
            timeout: float | None = None, trace=None, counter=None) -> None:
     """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes."""
-    block = dims3(block, "block", (1024, 1024, 64))
-    grid = dims3(grid, "grid", (2**31 - 1, 65535, 65535))
+    block = dims3(block, "block", DEVICE.max_block_dim)
+    grid = dims3(grid, "grid", DEVICE.max_grid_dim)
     tpb = block[0] * block[1] * block[2]
-    if tpb > 1024:
-        raise LaunchError(f"block {block} has {tpb} threads; the limit is 1024 per block")
+    if tpb > DEVICE.max_threads_per_block:
+        raise LaunchError(f"block {block} has {tpb} threads; the limit is "
+                          f"{DEVICE.max_threads_per_block} per block")
     shared = int(shared or 0)
+    if shared < 0:
+        raise LaunchError(f"shared={shared}: the dynamic shared memory size cannot be negative")
+    if kernel.shared_static > DEVICE.shared_memory_per_block:
+        raise LaunchError(f"kernel '{kernel.name}' declares {kernel.shared_static} bytes of "
+                          f"__shared__ arrays; the limit is {DEVICE.shared_memory_per_block}")
     dyn_offset = -(-kernel.shared_static // 16) * 16
     total = dyn_offset + shared if shared else kernel.shared_static
-    if total > MAX_SHARED:
+    if total > DEVICE.shared_memory_per_block_optin:
         raise LaunchError(f"kernel '{kernel.name}' needs {total} bytes of shared memory per "
-                          f"block; the default limit is {MAX_SHARED}")
+                          f"block; an H100 allows at most {DEVICE.shared_memory_per_block_optin}"
+                          f" (above 48 KB only as dynamic shared memory)")
     values = convert_args(kernel, args)
     nblocks = grid[0] * grid[1] * grid[2]
     pad = -(-tpb // 32) * 32

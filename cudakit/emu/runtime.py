@@ -264,7 +264,7 @@ class Batch:
                 else "no device allocation is live"
         elif SHARED_BASE <= address < SHARED_BASE + WINDOW:
             off = address - SHARED_BASE
-            syms = self.kernel.shared_symbols
+            syms = self.shared_layout()
             if syms:
                 s = min(syms, key=lambda s: min(abs(off - s.offset), abs(off - s.offset - s.size)))
                 where = self._relative(off, s.offset, s.size, f"shared array '{s.name}'")
@@ -283,6 +283,12 @@ class Batch:
             f"{site.line} ({site.text}) by {self.who(lane)}: address {address:#x}, {where}. "
             f"{hint}"
         )
+
+    def shared_layout(self) -> list[SharedSymbol]:
+        """The kernel's shared arrays with the dynamic (extern) ones placed for this launch."""
+        dynamic = self.shared_bytes - self.dyn_offset
+        return [SharedSymbol(s.name, self.dyn_offset, dynamic) if s.offset < 0 else s
+                for s in self.kernel.shared_symbols]
 
     @staticmethod
     def _relative(addr: int, base: int, size: int, name: str) -> str:
@@ -313,7 +319,7 @@ class Batch:
                           "write-after-read": ("read", "wrote"),
                           "write-after-write": ("wrote", "wrote")}[kind]
         off = int(raw[k])
-        names = [s.name for s in self.kernel.shared_symbols if s.offset <= off < s.offset + s.size]
+        names = [s.name for s in self.shared_layout() if s.offset <= off < s.offset + s.size]
         what = f"shared byte {off}" + (f" (in '{names[0]}')" if names else "")
         me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
         warp_note = ""

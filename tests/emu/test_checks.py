@@ -220,7 +220,7 @@ def test_argument_errors_mirror_pycuda():
 @pytest.mark.parametrize("kw, match", [
     ({"block": (2048, 1, 1)}, "outside 1..1024"),
     ({"block": (32, 32, 2)}, "2048 threads"),
-    ({"block": (32, 1, 1), "shared": 64 * 1024}, "shared memory"),
+    ({"block": (32, 1, 1), "shared": 240 * 1024}, "at most 232448"),
     ({"block": (32, 1, 1), "grid": (0, 1)}, "grid.x"),
 ])
 def test_bad_launch_configuration(kw, match):
@@ -235,3 +235,20 @@ def test_a_gap_inside_the_emulator_is_reported_with_its_line_not_a_traceback():
     }"""
     with pytest.raises(emu.UnsupportedError, match="line 3 of kernel 'k'"):
         launch(src, "k", emu.mem_alloc(128))
+
+
+def test_large_dynamic_shared_memory_like_the_h100():
+    src = """__global__ void k(int* out) {
+        extern __shared__ int big[];
+        big[threadIdx.x * 1024] = threadIdx.x;
+        __syncthreads();
+        out[threadIdx.x] = big[(31 - threadIdx.x) * 1024];
+    }"""
+    out = np.zeros(32, np.int32)
+    build(src).get_function("k")(emu.Out(out), block=(32, 1, 1), shared=200 * 1024)
+    assert out.tolist() == list(range(31, -1, -1))
+    with pytest.raises(emu.MemcheckError, match="0 bytes after the end of shared array 'big"):
+        build(src).get_function("k")(emu.Out(out), block=(32, 1, 1), shared=31 * 4096)
+    with pytest.raises(emu.LaunchError, match="declares 65536 bytes"):
+        launch("__global__ void k(int* a) { __shared__ int s[16384]; s[0] = 1; a[0] = s[0]; }",
+               "k", emu.mem_alloc(4))
