@@ -16,7 +16,8 @@ from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
 from .compiler import Kernel
 from .runtime import Batch
 
-LANES = 1 << 16
+LANES = 1 << 16  # threads per batch of blocks
+SHARED_PER_BATCH = 8 << 20  # bytes of shared memory per batch (racecheck keeps 7x that)
 DEVICE = arch.get("sm_90")  # the emulated device: an H100's launch limits
 DEFAULT_TIMEOUT = 10.0
 
@@ -132,7 +133,7 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     values = convert_args(kernel, args)
     nblocks = grid[0] * grid[1] * grid[2]
     pad = -(-tpb // 32) * 32
-    per_batch = max(1, min(nblocks, LANES // pad, (64 << 20) // max(total, 1)))
+    per_batch = max(1, min(nblocks, LANES // pad, SHARED_PER_BATCH // max(total, 1)))
     limit = default_timeout() if timeout is None else float(timeout)
     deadline = time.perf_counter() + limit
     with np.errstate(all="ignore"):
