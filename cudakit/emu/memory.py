@@ -12,6 +12,8 @@ One 64-bit address space, as on the GPU with generic addressing:
 >>> heap.write(a, bytes(range(8)))
 >>> bytes(heap.read(a + 2, 3))
 b'\\x02\\x03\\x04'
+>>> b = heap.alloc(1000); heap.free(a); heap.free(b); heap.alloc(4000) == a
+True
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class Heap:
         self._top = 0
         self._bases: list[int] = []
         self._allocs: list[Allocation] = []
-        self._free: dict[int, list[int]] = {}
+        self._free: dict[int, int] = {}  # offset -> size of each free range below _top
         self._count = 0
 
     # -- allocation ------------------------------------------------------------------
@@ -59,9 +61,12 @@ class Heap:
         rounded = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
         self._count += 1
         label = label or f"allocation #{self._count}"
-        reuse = self._free.get(rounded)
-        if reuse:
-            off = reuse.pop()
+        fits = [(size, off) for off, size in self._free.items() if size >= rounded]
+        if fits:  # best fit; the rest of the range stays free
+            size, off = min(fits)
+            del self._free[off]
+            if size > rounded:
+                self._free[off + rounded] = size - rounded
         else:
             off = self._top
             self._top += rounded
@@ -81,7 +86,21 @@ class Heap:
         a = self._allocs.pop(i)
         self._bases.pop(i)
         rounded = max(ALIGN, -(-a.size // ALIGN) * ALIGN)
-        self._free.setdefault(rounded, []).append(a.base - HEAP_BASE)
+        self._release(a.base - HEAP_BASE, rounded)
+
+    def _release(self, off: int, size: int) -> None:
+        """Return a range to the free list, merged with free neighbours and the top."""
+        ends = {o + s: o for o, s in self._free.items()}
+        if off in ends:  # merge with the free range just below
+            below = ends[off]
+            size += self._free.pop(below)
+            off = below
+        if off + size in self._free:  # and the one just above
+            size += self._free.pop(off + size)
+        if off + size == self._top:
+            self._top = off
+        else:
+            self._free[off] = size
 
     def _grow(self, need: int) -> None:
         if need <= self.arena.size:
