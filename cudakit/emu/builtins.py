@@ -12,7 +12,7 @@ import numpy as np
 from . import ctypes as ct
 from .compiler import Expr, MemoryLV, decay, truth
 from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG
-from .values import cast_dtype, full
+from .values import cast_dtype, float_to_int, full
 
 WARP = 32
 
@@ -182,10 +182,10 @@ CONVERT = {
     "__float_as_uint": (lambda x: np.asarray(x).view(np.uint32)[()], FLOAT, UINT),
     "__double_as_longlong": (lambda x: np.asarray(x).view(np.int64)[()], DOUBLE, LONG),
     "__longlong_as_double": (lambda x: np.asarray(x).view(np.float64)[()], LONG, DOUBLE),
-    "__float2int_rn": (lambda x: np.rint(x).astype(np.int32), FLOAT, INT),
-    "__float2int_rz": (lambda x: np.trunc(x).astype(np.int32), FLOAT, INT),
-    "__float2int_rd": (lambda x: np.floor(x).astype(np.int32), FLOAT, INT),
-    "__float2int_ru": (lambda x: np.ceil(x).astype(np.int32), FLOAT, INT),
+    "__float2int_rn": (lambda x: float_to_int(np.rint(x), np.dtype(np.int32)), FLOAT, INT),
+    "__float2int_rz": (lambda x: float_to_int(x, np.dtype(np.int32)), FLOAT, INT),
+    "__float2int_rd": (lambda x: float_to_int(np.floor(x), np.dtype(np.int32)), FLOAT, INT),
+    "__float2int_ru": (lambda x: float_to_int(np.ceil(x), np.dtype(np.int32)), FLOAT, INT),
     "__int2float_rn": (lambda x: x, FLOAT, FLOAT),
     "__saturatef": (lambda x: np.clip(x, 0, 1), FLOAT, FLOAT),
     "__fdividef": (np.divide, FLOAT, FLOAT), "__fdiv_rn": (np.divide, FLOAT, FLOAT),

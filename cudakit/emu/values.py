@@ -6,6 +6,8 @@ Vector values (``float4``...) are tuples of component values.
 >>> from cudakit.emu.ctypes import INT, FLOAT
 >>> convert(np.float32(-2.7), FLOAT, INT)
 np.int32(-2)
+>>> convert(np.float32(1e10), FLOAT, INT)
+np.int32(2147483647)
 """
 
 from __future__ import annotations
@@ -36,9 +38,26 @@ def convert(x, src: CType, dst: CType):
         raise TypeError(f"cannot convert {src} to {dst}")
     if dst == BOOL:
         return x != 0
+    if src.kind == "float" and dst.kind == "int":
+        return float_to_int(x, dst.dtype)
     if dst.kind in ("int", "float", "ptr"):
         return cast_dtype(x, dst.dtype)
     raise TypeError(f"cannot convert {src} to {dst}")
+
+
+def float_to_int(x, dt: np.dtype):
+    """C cast of a float to an integer type as the GPU's cvt.rzi does it: truncate toward
+    zero, saturate at the type's range, NaN becomes 0.
+
+    >>> float_to_int(np.array([3e10, -1.5, np.nan], np.float32), np.dtype(np.int32)).tolist()
+    [2147483647, -1, 0]
+    >>> float_to_int(np.float32(-3.0), np.dtype(np.uint32))
+    np.uint32(0)
+    """
+    info = np.iinfo(dt)
+    top = float(np.nextafter(np.float64(info.max) + 1, 0)) if dt.itemsize == 8 else info.max
+    v = np.clip(np.nan_to_num(np.asarray(x, np.float64), nan=0.0), info.min, top)
+    return v.astype(dt)[()]
 
 
 def full(x, n: int):

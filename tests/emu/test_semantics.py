@@ -33,6 +33,22 @@ def test_float_arithmetic_stays_single_precision_and_double_promotes():
     assert d.tolist() == [np.float64(a) + 0.2, np.float64(a) * 3.0]
 
 
+def test_float_to_int_conversions_saturate_like_the_gpu():
+    src = """__global__ void k(const float* x, int* i, unsigned int* u) {
+        int t = threadIdx.x;
+        i[t] = (int)x[t];
+        u[t] = (unsigned int)x[t];
+        i[8 + t] = __float2int_rn(x[t]);
+    }"""
+    x = np.array([3e10, -3e10, -1.5, 2.5, np.nan, np.inf, 7.99, -0.0], np.float32)
+    _, i, u = run(src, "k", x, np.zeros(16, np.int32), np.zeros(8, np.uint32),
+                  block=(8, 1, 1))
+    big, small = 2**31 - 1, -2**31
+    assert i[:8].tolist() == [big, small, -1, 2, 0, big, 7, 0]
+    assert u.tolist() == [2**32 - 1, 0, 0, 2, 0, 2**32 - 1, 7, 0]
+    assert i[8:].tolist() == [big, small, -2, 2, 0, big, 8, 0]
+
+
 def test_fma_contraction_like_nvcc():
     src = """__global__ void k(const float* a, const float* b, const float* c, float* o) {
         int i = threadIdx.x;
