@@ -134,6 +134,10 @@ def convert_arguments(info: KernelInfo, args: tuple) -> list:
     ]
 
 
+def _frozen(dims):
+    return dims if dims is None or isinstance(dims, int | np.integer) else tuple(dims)
+
+
 class Kernel:
     """A compiled kernel bound to an engine; call it like a PyCUDA function.
 
@@ -145,6 +149,7 @@ class Kernel:
         self.function = function
         self.engine = engine
         self.source = source  # the text that was compiled (for cudakit.analyze / profile)
+        self._checked_shapes: dict = {}  # (grid, block, shared) -> 3-tuples, checked once
         self._dynamic_limit = 48 * 1024
 
     @property
@@ -156,7 +161,7 @@ class Kernel:
         return self.info.params
 
     def __call__(self, *args, grid=(1, 1, 1), block=None, shared: int = 0, stream=None, **extra):
-        grid3, block3 = launch_shape(self.info, grid=grid, block=block, shared=int(shared))
+        grid3, block3 = self._shape(grid, block, int(shared))
         values = convert_arguments(self.info, args)
         if self.engine == "gpu":
             if extra:
@@ -165,6 +170,19 @@ class Kernel:
         return self.function(
             *values, grid=grid3, block=block3, shared=int(shared), stream=stream, **extra
         )
+
+    def _shape(self, grid, block, shared: int) -> tuple[tuple, tuple]:
+        """:func:`launch_shape`, remembered per distinct launch configuration."""
+        try:
+            key = (_frozen(grid), _frozen(block), shared)
+            hash(key)
+        except TypeError:  # an unusual spelling: check it every time
+            return launch_shape(self.info, grid=grid, block=block, shared=shared)
+        shape = self._checked_shapes.get(key)
+        if shape is None:
+            shape = launch_shape(self.info, grid=grid, block=block, shared=shared)
+            self._checked_shapes[key] = shape
+        return shape
 
     def _allow_dynamic_shared(self, shared: int) -> None:
         """Opt in to more than 48 KB of dynamic shared memory, as the runtime requires."""
@@ -205,9 +223,7 @@ def load(source: str, options=(), arch=None, name: str | None = None) -> dict[st
             raise
         kernels = _kernels_from_source(source, arch)
     module = emu.SourceModule(source, options=list(options), no_extern_c=True)
-    return {
-        k.name: Kernel(k, module.get_function(k.name), "emu", source) for k in kernels.values()
-    }
+    return {k.name: Kernel(k, module.get_function(k.name), "emu", source) for k in kernels.values()}
 
 
 def _kernels_from_source(source: str, arch) -> dict[str, KernelInfo]:

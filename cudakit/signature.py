@@ -317,9 +317,27 @@ def params_from_mangled(symbol: str, source_params: list[Param] | None) -> list[
     return [Param(names[i] if names else f"arg{i}", parse_type(t)) for i, t in enumerate(types)]
 
 
+@functools.cache
+def _int_range(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _fits(value: int, dtype: np.dtype) -> bool:
+    low, high = _int_range(dtype)
+    return low <= value <= high
+
+
 def convert_scalar(param: Param, value) -> np.generic:
     """Convert a Python or NumPy scalar to the parameter's C type, refusing lossy changes."""
     dtype = param.ctype.dtype
+    if dtype is not None and type(value) is not bool:  # fast paths for the common cases
+        if isinstance(value, np.generic) and value.dtype == dtype:
+            return value
+        if type(value) is float and dtype.kind == "f":
+            return dtype.type(value)
+        if type(value) is int and dtype.kind in "iu" and _fits(value, dtype):
+            return dtype.type(value)
     where = f"parameter '{param.name}' ({param.ctype})"
     if isinstance(value, np.ndarray) and value.ndim > 0:
         raise ArgumentError(f"{where} takes a single value, got an array of shape {value.shape}")
@@ -352,11 +370,10 @@ def convert_scalar(param: Param, value) -> np.generic:
             raise ArgumentError(f"{where} is an integer, got {type(value).__name__} {value!r}")
         if dtype.kind == "b":
             return np.bool_(value)
-        info = np.iinfo(dtype)
-        if not info.min <= int(value) <= info.max:
+        if not _fits(int(value), dtype):
+            low, high = _int_range(dtype)
             raise ArgumentError(
-                f"{where}: {int(value)} does not fit in {param.ctype.base} "
-                f"(range {info.min}..{info.max})"
+                f"{where}: {int(value)} does not fit in {param.ctype.base} (range {low}..{high})"
             )
         return dtype.type(int(value))
     if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
