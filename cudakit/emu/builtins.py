@@ -435,15 +435,21 @@ def _printf(c, args, node):
     fmt = "".join(_string(s) for s in (args[0].named_children if args[0].type ==
                                         "concatenated_string" else [args[0]]))
     specs = [m for m in _SPEC.finditer(fmt) if m.group(3) != "%"]
-    values = [c.expr(a) for a in args[1:]]
-    if len(values) != len(specs):
+    if len(args) - 1 != len(specs):
         raise c.unsupported(node, f"printf with {len(specs)} conversions but "
-                                  f"{len(values)} arguments")
+                                  f"{len(args) - 1} arguments")
     pieces, convs = [], []
     pos = 0
-    for m, v in zip(specs, values, strict=False):
+    for m, arg in zip(specs, args[1:], strict=True):
         flags, conv = m.group(1), m.group(3)
-        pieces.append(fmt[pos:m.start()].replace("%%", "%%"))
+        pieces.append(fmt[pos:m.start()])
+        pos = m.end()
+        if conv == "s":  # only literal strings: printed into the template now
+            if arg.type != "string_literal":
+                raise c.unsupported(arg, "printf %s of something other than a literal string")
+            pieces.append((f"%{flags}s" % _string(arg)).replace("%", "%%"))
+            continue
+        v = c.expr(arg)
         t = decay(v.type)
         if conv in "di":
             target, py = LONG, "d"
@@ -454,13 +460,10 @@ def _printf(c, args, node):
             target, py = INT, "c"
         elif conv == "p":
             target, py = ULONG, "#x"
-        elif conv == "s":
-            raise c.unsupported(node, "printf %s")
         else:
             target, py = DOUBLE, conv
         pieces.append("%" + flags + py if py != "#x" else "0x%" + flags + "x")
         convs.append((c.converter(t, target, node), v.fn, target))
-        pos = m.end()
     pieces.append(fmt[pos:])
     template = "".join(pieces)
 

@@ -135,13 +135,13 @@ def test_defines_from_options():
 
 def test_printf_once_per_thread_in_block_then_thread_order(capsys):
     mod = build(r"""__global__ void hello(float f) {
-        if (threadIdx.x % 2 == 0) printf("b%d t%u %.1f %5.2e 0x%x\n", blockIdx.x, threadIdx.x,
-                                         f * threadIdx.x, (double)f, -1);
+        if (threadIdx.x % 2 == 0) printf("b%d t%u %.1f %5.2e 0x%x %s 100%%\n", blockIdx.x,
+                                         threadIdx.x, f * threadIdx.x, (double)f, -1, "ok");
     }""")
     mod.get_function("hello")(np.float32(0.5), grid=(2, 1), block=(4, 1, 1))
     assert capsys.readouterr().out.splitlines() == [
-        "b0 t0 0.0 5.00e-01 0xffffffff", "b0 t2 1.0 5.00e-01 0xffffffff",
-        "b1 t0 0.0 5.00e-01 0xffffffff", "b1 t2 1.0 5.00e-01 0xffffffff"]
+        "b0 t0 0.0 5.00e-01 0xffffffff ok 100%", "b0 t2 1.0 5.00e-01 0xffffffff ok 100%",
+        "b1 t0 0.0 5.00e-01 0xffffffff ok 100%", "b1 t2 1.0 5.00e-01 0xffffffff ok 100%"]
 
 
 def test_doctests_of_the_emulator_modules():
