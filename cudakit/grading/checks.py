@@ -53,8 +53,12 @@ def poisoned(shape, dtype=np.float32) -> np.ndarray:
     return np.full(shape, fill, dtype=dtype)
 
 
+def _poison_mask(values: np.ndarray) -> np.ndarray:
+    return np.isnan(values) if values.dtype.kind in "fc" else values == SENTINEL_INT
+
+
 def _is_poison(value) -> bool:
-    return bool(np.isnan(value)) if np.asarray(value).dtype.kind in "fc" else value == SENTINEL_INT
+    return bool(_poison_mask(np.asarray(value)))
 
 
 def _number(value) -> str:
@@ -94,6 +98,61 @@ def expect_equal(name: str, got, expected, *, rtol: float = 0.0, atol: float = 0
         rows = np.unique(bad[:, 0])
         text += f" Wrong rows: {len(rows)} of {got.shape[0]} (first {rows[0]}, last {rows[-1]})."
     raise AssertionError(text)
+
+
+class Guarded:
+    """A device copy of ``array``; on a GPU it sits between two zones of poison values.
+
+    Pass it to the kernel as a pointer (it has ``gpudata`` and ``dtype`` like a gpuarray, so
+    the launch checks the element type). A GPU does not report accesses just past an array:
+    with the guards, reads there return poison (so the result goes wrong) and ``get()``
+    refuses writes there. The emulator's memcheck sees such accesses itself and names the
+    line and thread, so there the allocation is exact (``guard`` 0).
+
+    Each array's guards hold their own value, so copying one guard into another shows.
+
+    >>> c = Guarded(poisoned(3), "c")
+    >>> c.get().shape
+    (3,)
+    """
+
+    count = 0  # arrays made so far: gives each one its guard value
+
+    def __init__(self, array, name: str, guard: int | None = None):
+        from .. import cuda
+
+        array = np.ascontiguousarray(array)
+        self.name, self.shape, self.size, self.dtype = name, array.shape, array.size, array.dtype
+        self.guard = guard if guard is not None else (0 if cuda.backend == "emu" else 1024)
+        Guarded.count += 1
+        mark = (-1e30 * (1 + Guarded.count % 1000 / 1000) if array.dtype.kind == "f"
+                else SENTINEL_INT - 1 - Guarded.count % 1000)
+        self._mark = np.asarray(mark, array.dtype)
+        self._padded = np.full(array.size + 2 * self.guard, self._mark, array.dtype)
+        self._padded[self.guard:self.guard + array.size] = array.ravel()
+        self._device = cuda.mem_alloc(max(self._padded.nbytes, 1))
+        if self._padded.size:
+            cuda.memcpy_htod(self._device, self._padded)
+        self.gpudata = int(self._device) + self.guard * array.itemsize  # the array's first element
+
+    def get(self, where: str = "") -> np.ndarray:
+        """The array copied back; AssertionError if the kernel wrote into a guard zone."""
+        from .. import cuda
+
+        if self._padded.size:
+            cuda.memcpy_dtoh(self._padded, self._device)
+        end = self.guard + self.size
+        for zone, first in ((self._padded[:self.guard], -self.guard), (self._padded[end:], 0)):
+            changed = np.flatnonzero(zone != self._mark)
+            if changed.size:
+                index = first + int(changed[0]) + (self.size if first == 0 else 0)
+                side = "before its first element" if index < 0 else (
+                    f"past its last element (index {self.size - 1})")
+                prefix = f"{where}: " if where else ""
+                raise AssertionError(
+                    f"{prefix}the kernel wrote outside {self.name}, at index {index}, {side}. "
+                    "Does every thread check its index against the size?")
+        return self._padded[self.guard:end].reshape(self.shape).copy()
 
 
 def launch_options() -> dict:

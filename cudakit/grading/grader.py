@@ -17,6 +17,7 @@ with the next test. Each cell has a time limit, and so has the whole notebook.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -38,7 +39,7 @@ from .merge import merge
 CELL_TIMEOUT = 120.0  # seconds per cell
 NOTEBOOK_TIMEOUT = 900.0  # seconds per notebook
 # errors after which the kernel process cannot be trusted (the GPU context is gone)
-FATAL = {"CellTimeoutError", "DeadKernelError", "KernelFaultError"}
+FATAL = {"CellTimeoutError", "DeadKernelError", "KernelFaultError", "NotebookTimeout"}
 # the CUDA driver's words for sticky errors that lose the context, however they surface
 CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
                           r"misaligned address|illegal instruction|context is destroyed", re.I)
@@ -139,13 +140,17 @@ class _Run:
         left = self.deadline - time.monotonic()
         if left <= 0:
             return Failure("NotebookTimeout", "", where)
-        client.timeout = max(1, int(min(self.cell_timeout, left)))
+        # a cell cut short by the notebook's limit ends just after the notebook's deadline
+        client.timeout = max(1, math.ceil(min(self.cell_timeout, left)))
+        notebook_limit = left < self.cell_timeout
         try:
             client.execute_cell(cell, index)
         except CellExecutionError as error:
             lost = error.ename not in FATAL and CONTEXT_LOST.search(error.evalue)
             return Failure("KernelFaultError" if lost else error.ename, error.evalue, where)
         except CellTimeoutError:
+            if notebook_limit:
+                return Failure("NotebookTimeout", "", where)
             return Failure("CellTimeoutError", f"limit {client.timeout} s", where)
         except DeadKernelError:
             return Failure("DeadKernelError", "", where)
@@ -155,6 +160,11 @@ class _Run:
         """Run every code cell once; returns each cell's failure (None when it passed)."""
         position, cells = 0, self.nb.cells
         while position < len(cells):
+            if time.monotonic() >= self.deadline:  # no fresh kernel for what cannot run
+                for index in range(position, len(cells)):
+                    if cells[index].cell_type == "code":
+                        self.outcomes[index] = Failure("NotebookTimeout", "")
+                break
             client = self._client()
             with client.setup_kernel(env=self.env, cwd=self.workdir):
                 for index in range(position):  # replay after a restart, tests excluded
