@@ -251,9 +251,10 @@ class Batch:
         alloc = HEAP.bounds(lo, hi + size)
         if alloc is not None:
             return
-        ok = HEAP.in_bounds(a, size)
-        k = int(np.argmin(ok))
-        self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
+        ok = HEAP.in_bounds(a, size)  # lanes may use different buffers (p = c ? a : b)
+        if not ok.all():
+            k = int(np.argmin(ok))
+            self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
 
     def _fault(self, site: Site, op: str, size: int, lane, address: int, what: str):
         lane = int(lane)

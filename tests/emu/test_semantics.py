@@ -342,3 +342,15 @@ def test_enum_constexpr_casts_comma_loops_and_extern_c_block():
                  block=(40, 1, 1))
     t = np.arange(40)
     assert (out == 64 + 32 + 3 + (t & 31) + 3 + np.where(t % 2, 7, 3) + 4 + 11).all()
+
+
+def test_one_instruction_touching_several_buffers():
+    src = """__global__ void k(const int* a, const int* b, int* out) {
+        int t = threadIdx.x;
+        const int* p = (t % 2) ? a : b;
+        out[t] = p[t / 2];
+    }"""
+    a, b = np.arange(16, dtype=np.int32), -np.arange(16, dtype=np.int32)
+    *_, out = run(src, "k", a, b, np.zeros(32, np.int32))
+    t = np.arange(32)
+    np.testing.assert_array_equal(out, np.where(t % 2, a[t // 2], b[t // 2]))
