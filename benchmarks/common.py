@@ -1,7 +1,8 @@
 """Helpers shared by the benchmark scripts.
 
-Kernels live once, in the labs' ``%%cuda`` cells; benchmarks read them from there
-so the measured code is the taught code.
+Kernels live once, in the labs' ``%%cuda`` cells; benchmarks build them from there,
+one module per cell as ``%%cuda`` does, so the measured code is the taught code. Times
+are medians of CUDA-event measurements after a warm-up (CuPy on the device machine).
 
 >>> markdown_table(["kernel", "GB/s"], [["copy", 2900.0]])
 '| kernel | GB/s |\\n|---|---|\\n| copy | 2900.0 |'
@@ -9,32 +10,96 @@ so the measured code is the taught code.
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
+import tempfile
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cuda_cells(notebook: str | Path) -> str:
-    """Concatenate the bodies of every ``%%cuda`` cell of a lab notebook."""
-    path = Path(notebook)
-    if not path.is_absolute():
-        path = ROOT / path
+def cell_sources(notebook: str | Path) -> list[tuple[str, tuple[str, ...]]]:
+    """Each ``%%cuda`` cell of a lab as (body, nvcc options), in order.
+
+    ``%%cuda`` compiles every cell as its own module, so the benchmarks do the same.
+    """
+    from cudakit.magic import parse_line
+
+    path = Path(notebook) if Path(notebook).is_absolute() else ROOT / "labs" / notebook
     nb = nbformat.read(path, as_version=4)
-    bodies = []
+    cells = []
     for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
         first, _, body = cell.source.partition("\n")
-        if first.startswith("%%cuda"):
-            bodies.append(body)
-    if not bodies:
-        raise ValueError(f"{path} has no %%cuda cells")
-    return "\n".join(bodies)
+        if cell.cell_type == "code" and first.startswith("%%cuda"):
+            cells.append((body, parse_line(first[len("%%cuda"):])[1]))
+    return cells
+
+
+def build_kernels(notebook: str, names: list[str]) -> dict:
+    """Compile each ``%%cuda`` cell of a lab with nvcc for this GPU; CuPy functions by name.
+
+    Each cell is wrapped in ``extern "C"`` so that its kernels keep their plain names.
+    """
+    import cupy as cp
+
+    from cudakit.signature import parse_kernels
+
+    major, minor = cp.cuda.Device().compute_capability
+    found = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, (body, options) in enumerate(cell_sources(notebook)):
+            cu, cubin = Path(tmp) / f"cell{index}.cu", Path(tmp) / f"cell{index}.cubin"
+            cu.write_text('extern "C" {\n' + body + "\n}\n")
+            cmd = ["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-O3", "-lineinfo",
+                   "-Xptxas", "-v", *options, "-o", str(cubin), str(cu)]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"nvcc failed for cell {index} of {notebook}:\n{done.stderr}")
+            if os.environ.get("CUDAKIT_BENCH_VERBOSE"):
+                print(done.stderr)
+            module = cp.RawModule(path=str(cubin))
+            for name in parse_kernels(body):
+                if name in names:
+                    found[name] = module.get_function(name)
+    missing = sorted(set(names) - set(found))
+    if missing:
+        raise RuntimeError(f"{notebook} defines no kernel named {', '.join(missing)}")
+    return found
+
+
+def time_ms(fn: Callable[[], object], warmup: int = 3, repeat: int = 30) -> float:
+    """Median time of ``fn()`` in milliseconds, measured with CUDA events around each call."""
+    import cupy as cp
+
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, stop))
+    return float(np.median(samples))
+
+
+def relative_error(got, ref) -> float:
+    """‖got − ref‖ / ‖ref‖ in float64 (NaN or infinity counts as a failure)."""
+    got = np.asarray(got, dtype=np.float64)
+    err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+    return err if np.isfinite(err) else float("inf")
+
+
+def cuda_cells(notebook: str | Path) -> str:
+    """Every ``%%cuda`` cell body of a lab, one after another (to read, not to build)."""
+    return "\n".join(body for body, _ in cell_sources(notebook))
 
 
 def markdown_table(header: list[str], rows: list[list]) -> str:

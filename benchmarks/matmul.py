@@ -19,8 +19,7 @@ import os
 
 import numpy as np
 
-from .common import environment_line, markdown_table
-from .reduction import build_kernels, time_ms
+from .common import build_kernels, environment_line, markdown_table, relative_error, time_ms
 
 os.environ["CUPY_TF32"] = "0"  # before CuPy is imported: cuBLAS in plain FP32
 
@@ -30,11 +29,6 @@ KERNELS = ["matmul_naive", "matmul_tiled", "matmul_regtile", "matmul_vec", "matm
 SIZES = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
          (1000, 1000, 1000), (1023, 777, 1029)]
 TOLERANCE = 1e-4  # |C - C64| / |C64| (Frobenius): FP32 is ~1e-6, TF32 ~3e-4, wrong ~1
-
-
-def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
-    """Frobenius norm of ``c - ref`` relative to that of ``ref``."""
-    return float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
 
 
 def launch_shape(kernel: str, m: int, n: int) -> tuple[tuple[int, int], tuple[int, ...]]:

@@ -23,8 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import environment_line, markdown_table
-from benchmarks.stencil import build, median_ms, relative_error
+from benchmarks.common import (
+    build_kernels,
+    environment_line,
+    markdown_table,
+    relative_error,
+    time_ms,
+)
 
 NOTEBOOK = "labs/20_nbody.ipynb"
 KERNELS = ("force1d_global", "force1d_register", "force1d_shared", "nbody_naive", "nbody_tiled",
@@ -151,7 +156,7 @@ def time_all(k, sizes, rng) -> list[dict]:
                  for b in (128, 256, 512)]
         runs += [("nbody_unrolled", partial(launch, k, "nbody_unrolled", d_body, acc, n))]
         for name, fn in runs:
-            ms = median_ms(fn, warmup=2, repeat=repeat)
+            ms = time_ms(fn, warmup=2, repeat=repeat)
             results.append({"kernel": name, "n": n, "ms": ms,
                             "gflops": FLOP_PER_PAIR * n * n / ms / 1e6})
     return results
@@ -162,7 +167,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("."))
     opts = parser.parse_args()
     rng = np.random.default_rng(20)
-    k = build(NOTEBOOK, KERNELS)
+    k = build_kernels(NOTEBOOK, list(KERNELS))
     print(environment_line())
     peak, how = fp32_peak_gflops()
     print(f"FP32 peak (computed): {peak:.0f} GFLOP/s = {how}")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import environment_line, markdown_table
-from benchmarks.stencil import C0, C1, FLOP_2D, build, heat2d_reference, median_ms
+from benchmarks.common import build_kernels, environment_line, markdown_table, time_ms
+from benchmarks.stencil import C0, C1, FLOP_2D, heat2d_reference
 
 NOTEBOOK = "labs/22_out_of_core.ipynb"
 BLOCK = (32, 8)
@@ -96,8 +96,8 @@ def pinned_copy_gbs(nbytes: int) -> tuple[float, float]:
     host = cupyx.empty_pinned(nbytes // 4, np.float32)
     host[:] = 1.0
     dev = cp.empty(nbytes // 4, np.float32)
-    up = median_ms(lambda: dev.set(host), repeat=5)
-    down = median_ms(lambda: dev.get(out=host), repeat=5)
+    up = time_ms(lambda: dev.set(host), repeat=5)
+    down = time_ms(lambda: dev.get(out=host), repeat=5)
     return nbytes / up / 1e6, nbytes / down / 1e6
 
 
@@ -128,7 +128,7 @@ def in_core(kernel, start: np.ndarray, steps: int) -> tuple[float, float, np.nda
         kernel(grid, BLOCK, (u, v, np.int32(nx), np.int32(ny), np.int32(0), np.int32(ny),
                              np.float32(C0), np.float32(C1)))
 
-    step_ms = median_ms(lambda: step(bufs[1], bufs[0]))
+    step_ms = time_ms(lambda: step(bufs[1], bufs[0]))
     bufs = [cp.asarray(start), cp.asarray(start)]
     t0, t1 = cp.cuda.Event(), cp.cuda.Event()
     t0.record()
@@ -151,7 +151,7 @@ def main() -> None:
     parser.add_argument("--budget-mb", type=int, default=256)
     parser.add_argument("--streams", type=int, default=3)
     opts = parser.parse_args()
-    kernel = build(NOTEBOOK, ("heat2d_chunk",))["heat2d_chunk"]
+    kernel = build_kernels(NOTEBOOK, ["heat2d_chunk"])["heat2d_chunk"]
     rng = np.random.default_rng(22)
     print(environment_line())
 

@@ -9,9 +9,6 @@ draft), so the measured code is the taught code. The script prints one table: ti
 effective bandwidth (bytes read / time), step and cumulative speed-up, and the ratios
 that the course's goals name (best kernel / read ceiling, best kernel / CUB).
 
-This module also holds the small GPU helpers that ``benchmarks.transpose`` and
-``benchmarks.matmul`` share (building a lab's kernels with nvcc, event timing).
-
 >>> passes_needed(1 << 20, per_block=512)
 [2048, 4, 1]
 """
@@ -20,16 +17,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import subprocess
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
-import nbformat
 import numpy as np
 
-from .common import ROOT, environment_line, markdown_table
+from .common import build_kernels, environment_line, markdown_table, time_ms
 
 BLOCK = 256  # threads per block for every kernel; must equal BLOCK_SIZE in the lab
 # (time in ms, GB/s) of Harris, "Optimizing Parallel Reduction in CUDA" (2007),
@@ -43,80 +35,6 @@ HARRIS_G80 = {
     "reduce5": (0.381, 43.996),
     "reduce6": (0.268, 62.671),
 }
-
-
-def lab_notebook(name: str) -> Path:
-    """The lab notebook ``name`` in labs/, or its draft while it is still in labs/drafts/."""
-    for folder in ("labs", "labs/drafts"):
-        path = ROOT / folder / name
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"no labs/{name} nor labs/drafts/{name}")
-
-
-def cell_sources(notebook: str) -> list[tuple[str, tuple[str, ...]]]:
-    """Each ``%%cuda`` cell of a lab as (body, nvcc options), in order.
-
-    ``%%cuda`` compiles every cell as its own module, so the benchmarks do the same.
-    """
-    from cudakit.magic import parse_line
-
-    nb = nbformat.read(lab_notebook(notebook), as_version=4)
-    cells = []
-    for cell in nb.cells:
-        first, _, body = cell.source.partition("\n")
-        if cell.cell_type == "code" and first.startswith("%%cuda"):
-            cells.append((body, parse_line(first[len("%%cuda"):])[1]))
-    return cells
-
-
-def build_kernels(notebook: str, names: list[str]) -> dict:
-    """Compile each ``%%cuda`` cell of a lab with nvcc for this GPU; CuPy functions by name.
-
-    Each cell is wrapped in ``extern "C"`` so that its kernels keep their plain names.
-    """
-    import cupy as cp
-
-    from cudakit.signature import parse_kernels
-
-    major, minor = cp.cuda.Device().compute_capability
-    found = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for index, (body, options) in enumerate(cell_sources(notebook)):
-            cu, cubin = Path(tmp) / f"cell{index}.cu", Path(tmp) / f"cell{index}.cubin"
-            cu.write_text('extern "C" {\n' + body + "\n}\n")
-            cmd = ["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-O3", "-lineinfo",
-                   "-Xptxas", "-v", *options, "-o", str(cubin), str(cu)]
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"nvcc failed for cell {index} of {notebook}:\n{done.stderr}")
-            if os.environ.get("CUDAKIT_BENCH_VERBOSE"):
-                print(done.stderr)
-            module = cp.RawModule(path=str(cubin))
-            for name in parse_kernels(body):
-                if name in names:
-                    found[name] = module.get_function(name)
-    missing = sorted(set(names) - set(found))
-    if missing:
-        raise RuntimeError(f"{notebook} defines no kernel named {', '.join(missing)}")
-    return found
-
-
-def time_ms(fn: Callable[[], object], warmup: int = 3, repeat: int = 30) -> float:
-    """Median time of ``fn()`` in milliseconds, measured with CUDA events around each call."""
-    import cupy as cp
-
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeat):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(samples))
 
 
 def passes_needed(n: int, per_block: int) -> list[int]:

@@ -23,7 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import cuda_cells, environment_line, markdown_table
+from benchmarks.common import (
+    build_kernels,
+    cell_sources,
+    environment_line,
+    markdown_table,
+    relative_error,
+    time_ms,
+)
 
 NOTEBOOK = "labs/21_stencil.ipynb"
 KERNELS = ("average3", "average3_shared", "heat2d", "heat2d_shared", "heat2d_rows", "heat3d",
@@ -54,43 +61,11 @@ def heat3d_reference(u: np.ndarray, c0: float, c1: float) -> np.ndarray:
     return v
 
 
-def relative_error(got, ref) -> float:
-    """‖got − ref‖ / ‖ref‖ (NaN counts as a failure: it compares unequal)."""
-    got = np.asarray(got, dtype=np.float64)
-    err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
-    return err if np.isfinite(err) else float("inf")
-
-
-def median_ms(fn, *, warmup: int = 3, repeat: int = 20) -> float:
-    """Median time of ``fn()`` over ``repeat`` runs, each bracketed by CUDA events."""
-    import cupy as cp
-
-    for _ in range(warmup):
-        fn()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    samples = []
-    for _ in range(repeat):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(samples))
-
-
-def build(notebook: str, names: tuple[str, ...]):
-    """Compile the notebook's ``%%cuda`` cells; return {name: cupy kernel}."""
-    import cupy as cp
-
-    module = cp.RawModule(code=cuda_cells(notebook), options=("-std=c++17", "-lineinfo"),
-                          name_expressions=list(names))
-    return {name: module.get_function(name) for name in names}
-
-
 @functools.cache
 def rows_per_thread(notebook: str) -> int:
     """``H2_ROWS`` of the lab's ``heat2d_rows`` cell: the rows one thread walks."""
-    return int(re.search(r"H2_ROWS\s*=\s*(\d+)", cuda_cells(notebook)).group(1))
+    text = "\n".join(body for body, _ in cell_sources(notebook))
+    return int(re.search(r"H2_ROWS\s*=\s*(\d+)", text).group(1))
 
 
 def rows_launch(k, u, v, nx, ny, width=256):
@@ -176,26 +151,26 @@ def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
     rows, data = [], {"n": n, "temporal": []}
 
     n4 = n * n // 4
-    copy_ms = median_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
+    copy_ms = time_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
     data["copy_gbs"] = sweep / copy_ms / 1e6
     rows.append(["copy4 (ceiling)", "-", f"{copy_ms:.3f}", f"{data['copy_gbs']:.0f}", "-"])
-    memcpy_ms = median_ms(lambda: v.data.copy_from_device(u.data, u.nbytes))
+    memcpy_ms = time_ms(lambda: v.data.copy_from_device(u.data, u.nbytes))
     data["memcpy_gbs"] = sweep / memcpy_ms / 1e6
     rows.append(["cudaMemcpy DtoD", "-", f"{memcpy_ms:.3f}", f"{data['memcpy_gbs']:.0f}", "-"])
 
     args = (u, v, np.int32(n), np.int32(n), np.float32(C0), np.float32(C1))
     best = None
     for block in ((32, 4), (32, 8), (64, 4), (128, 2), (128, 4), (256, 1)):
-        ms = median_ms(lambda b=block: k["heat2d"](grid2(n, n, b), b, args))
+        ms = time_ms(lambda b=block: k["heat2d"](grid2(n, n, b), b, args))
         rows.append([f"heat2d {block[0]}x{block[1]}", "1", f"{ms:.3f}",
                      f"{sweep / ms / 1e6:.0f}", f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
         best = ms if best is None else min(best, ms)
-    ms = median_ms(lambda: k["heat2d_shared"](grid2(n, n, (32, 8)), (32, 8), args))
+    ms = time_ms(lambda: k["heat2d_shared"](grid2(n, n, (32, 8)), (32, 8), args))
     rows.append(["heat2d_shared 32x8", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
                  f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
     best = min(best, ms)
     for width in (128, 256, 512):
-        ms = median_ms(lambda w=width: rows_launch(k["heat2d_rows"], u, v, n, n, w))
+        ms = time_ms(lambda w=width: rows_launch(k["heat2d_rows"], u, v, n, n, w))
         rows.append([f"heat2d_rows {width}x1", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
                      f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
         best = min(best, ms)
@@ -206,7 +181,7 @@ def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
             if wx - 2 * depth < 8 or wy - 2 * depth < 8:
                 continue
             for block in ((32, 8), (64, 8)):
-                ms = median_ms(lambda w=(wx, wy, depth), b=block: temporal_launch(
+                ms = time_ms(lambda w=(wx, wy, depth), b=block: temporal_launch(
                     k["heat2d_temporal"], u, v, n, n, *w, block=b), repeat=10)
                 per_step = ms / depth
                 data["temporal"].append({"wx": wx, "wy": wy, "depth": depth, "block": block,
@@ -230,18 +205,18 @@ def time_3d(k, n: int, rng) -> tuple[list[list], dict]:
     sweep = BYTES_PER_POINT * n ** 3
     rows, data = [], {"n": n}
     n4 = n ** 3 // 4
-    copy_ms = median_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
+    copy_ms = time_ms(lambda: k["copy4"]((132 * 16,), (256,), (u, v, np.uint64(n4))))
     data["copy_gbs"] = sweep / copy_ms / 1e6
     rows.append(["copy4 (ceiling)", "-", f"{copy_ms:.3f}", f"{data['copy_gbs']:.0f}", "-"])
     args = (u, v, np.int32(n), np.int32(n), np.int32(n), np.float32(C0 - 2 * C1), np.float32(C1))
     for block in ((32, 4, 2), (32, 8, 1), (64, 4, 1), (128, 2, 1)):
         grid = tuple(-(-n // b) for b in block)
-        ms = median_ms(lambda g=grid, b=block: k["heat3d"](g, b, args))
+        ms = time_ms(lambda g=grid, b=block: k["heat3d"](g, b, args))
         rows.append([f"heat3d {'x'.join(map(str, block))}", "1", f"{ms:.3f}",
                      f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
     for slabs in (1, 4, 8, 16, 32):
         grid = (*grid2(n, n, (32, 8)), slabs)
-        ms = median_ms(lambda g=grid: k["heat3d_stream"](g, (32, 8), args))
+        ms = time_ms(lambda g=grid: k["heat3d_stream"](g, (32, 8), args))
         rows.append([f"heat3d_stream 32x8, {slabs} z-slabs", "1", f"{ms:.3f}",
                      f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
     return rows, data
@@ -270,7 +245,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="only run the 2D kernels, for ncu")
     opts = parser.parse_args()
     rng = np.random.default_rng(8)
-    k = build(NOTEBOOK, KERNELS)
+    k = build_kernels(NOTEBOOK, list(KERNELS))
     if opts.profile:
         return profile_runs(k, opts.n2d, rng)
     header = ["kernel", "steps/pass", "ms/step", "GB/s", "GFLOP/s"]

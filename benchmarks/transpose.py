@@ -19,8 +19,7 @@ import math
 
 import numpy as np
 
-from .common import environment_line, markdown_table
-from .reduction import build_kernels, time_ms
+from .common import build_kernels, environment_line, markdown_table, time_ms
 
 TILE, BLOCK_ROWS = 32, 8  # must match the lab's #defines
 KERNELS = ["copy", "transpose_naive", "transpose_tiled", "transpose_padded", "transpose_vec4"]
