@@ -2,6 +2,9 @@
 
 Graded on the emulator, whose memcheck and racecheck see what a GPU run often hides (on the
 H100, 8 of these mistakes passed: out-of-bounds reads of zeroed memory, races that timing hid).
+Not listed: dropping the barrier between the histogram's shared atomics and the reads that
+publish them, which neither the emulator (its racecheck leaves atomics out and its blocks run
+in lockstep) nor the H100 run noticed.
 """
 
 from __future__ import annotations
@@ -29,11 +32,6 @@ MISTAKES = [
      "test_partial_groups"),
     ("04_race_fix", "histogram", "atomicAdd(&local[data[i] % BINS], 1);",
      "local[data[i] % BINS] += 1;", "test_histogram"),
-    pytest.param("04_race_fix", "histogram", "    __syncthreads();\n    for", "    for",
-                 "test_histogram", marks=pytest.mark.xfail(
-                     strict=True,
-                     reason="the emulator's racecheck does not pair shared-memory atomics with "
-                            "plain accesses, and its lockstep blocks hide this race")),
     ("05_occupancy_choice", "blocks_per_sm", "(warps + warps % 2)", "warps",
      "test_blocks_per_sm"),
     ("06_reduction_step", "block_sums", "        __syncthreads();\n    }", "    }",
