@@ -267,7 +267,9 @@ def test_gpu_run_matches_the_recording(case):
     report = sanitize("block_sum", x, out, grid=(4,), block=(256,), tool=TOOLS[case],
                       source=SAMPLES[case])
     expected = parse_output(TOOLS[case], RECORDED[case])
-    assert [(f.kind, f.lines) for f in report.findings] == [(f.kind, f.lines) for f in expected]
+    # which racing pairs racecheck lists varies from run to run; the kinds and lines do not
+    assert {f.kind for f in report.findings} == {f.kind for f in expected}
+    assert {n for f in report.findings for n in f.lines} == {n for f in expected for n in f.lines}
     if case == "fixed":
         assert report.outputs[1].tolist() == x.reshape(4, 256).sum(axis=1).tolist()
 
