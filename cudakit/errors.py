@@ -59,3 +59,7 @@ class BarrierError(CudakitError):
 
 class KernelTimeout(CudakitError):
     """An emulated kernel ran past its time limit (for example, spinning on a flag)."""
+
+
+class ExerciseFormatError(CudakitError, ValueError):
+    """A solution or submission notebook breaks the exercise conventions (markers, metadata)."""

@@ -20,7 +20,7 @@ nbgrader.
 
 from __future__ import annotations
 
-from .errors import ExerciseFormatError
+from ..errors import ExerciseFormatError
 from .exercise import (
     answer_cell,
     check_notebook,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from .errors import ExerciseFormatError
+from ..errors import ExerciseFormatError
 from .regions import HIDDEN_TESTS, TEXT_STUB, drop_regions, has_markers, skeleton
 
 SCHEMA_VERSION = 3

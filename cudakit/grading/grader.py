@@ -31,7 +31,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets.config import Config
 
 from ..backend import BACKENDS
-from .errors import ExerciseFormatError
+from ..errors import ExerciseFormatError
 from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
 from .feedback import explain
 from .merge import merge

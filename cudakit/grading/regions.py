@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import ExerciseFormatError
+from ..errors import ExerciseFormatError
 
 SOLUTION = ("BEGIN SOLUTION", "END SOLUTION")
 HIDDEN_TESTS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
