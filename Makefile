@@ -6,7 +6,7 @@ ROOT_ARG := $(if $(filter 0,$(shell id -u)),--allow-root)
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test venv lint bench gpu-check clean
+.PHONY: lab test venv lint bench exercises gpu-check clean
 
 venv: $(STAMP)
 
@@ -30,6 +30,9 @@ lint: venv
 bench: venv
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python -m benchmarks
+
+exercises: venv
+	$(BIN)/python tools/make-exercises
 
 gpu-check:
 	tools/gpu-check
