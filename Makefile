@@ -32,7 +32,7 @@ bench: venv
 	$(BIN)/python -m benchmarks
 
 exercises: venv
-	$(BIN)/python tools/make-exercises
+	PATH=$(abspath $(BIN)):$$PATH tools/make-exercises
 
 gpu-check:
 	tools/gpu-check
