@@ -300,13 +300,13 @@ class Batch:
         return f"inside {name}"
 
     def _record(self, space, site, op, size, lanes, raw):
-        if space == "shared" and self.race is not None and op != "atom":
+        if space == "shared" and self.race is not None:
             if lanes is self.all_lanes:
                 where, tids, warps = self.blk_off + raw, self.tib, self.warp_key
             else:
                 where, tids, warps = self.blk_off[lanes] + raw, self.tib[lanes], \
                     self.warp_key[lanes]
-            hz = self.race.access(where, tids, warps, size, op == "st", site.id)
+            hz = self.race.access(where, tids, warps, size, op, site.id)
             if hz:
                 self._race_error(site, hz, lanes, raw)
         if self.trace is not None:

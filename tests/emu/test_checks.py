@@ -252,3 +252,24 @@ def test_large_dynamic_shared_memory_like_the_h100():
     with pytest.raises(emu.LaunchError, match="declares 65536 bytes"):
         launch("__global__ void k(int* a) { __shared__ int s[16384]; s[0] = 1; a[0] = s[0]; }",
                "k", emu.mem_alloc(4))
+
+
+HISTOGRAM = """__global__ void histo(const int* data, unsigned int* bins, int n) {
+    __shared__ unsigned int h[16];
+    if (threadIdx.x < 16) h[threadIdx.x] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&h[data[i] % 16], 1u);
+    BARRIER
+    if (threadIdx.x < 16) atomicAdd(&bins[threadIdx.x], h[threadIdx.x]);
+}"""
+
+
+def test_reading_shared_atomics_results_without_a_barrier_is_a_race():
+    data = np.arange(200, dtype=np.int32)
+    with pytest.raises(emu.RaceError, match="read-after-write.*line 5.*line 7"):
+        launch(HISTOGRAM.replace("BARRIER", ""), "histo", emu.In(data), emu.mem_alloc(64), np.int32(200),
+               block=(64, 1, 1))
+    bins = np.zeros(16, np.uint32)
+    launch(HISTOGRAM.replace("BARRIER", "__syncthreads();"), "histo", emu.In(data), emu.Out(bins),
+           np.int32(200), block=(64, 1, 1))  # atomics among themselves never race
+    np.testing.assert_array_equal(bins, np.bincount(data % 16, minlength=16))
