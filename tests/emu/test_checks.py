@@ -267,8 +267,8 @@ HISTOGRAM = """__global__ void histo(const int* data, unsigned int* bins, int n)
 def test_reading_shared_atomics_results_without_a_barrier_is_a_race():
     data = np.arange(200, dtype=np.int32)
     with pytest.raises(emu.RaceError, match="read-after-write.*line 5.*line 7"):
-        launch(HISTOGRAM.replace("BARRIER", ""), "histo", emu.In(data), emu.mem_alloc(64), np.int32(200),
-               block=(64, 1, 1))
+        launch(HISTOGRAM.replace("BARRIER", ""), "histo", emu.In(data), emu.mem_alloc(64),
+               np.int32(200), block=(64, 1, 1))
     bins = np.zeros(16, np.uint32)
     launch(HISTOGRAM.replace("BARRIER", "__syncthreads();"), "histo", emu.In(data), emu.Out(bins),
            np.int32(200), block=(64, 1, 1))  # atomics among themselves never race
