@@ -7,7 +7,7 @@ long as the upload alone, the case where overlap matters most. Every step is bra
 which give the per-stream timeline (Gantt chart) stored in the JSON output.
 
 The ideal is the slowest of upload, kernel and download when each runs alone over the whole data
-set (the H100 has a copy engine per direction, so all three can run at once).
+set (the H100 has copy engines for both directions, so all three can run at once).
 
 Run on the GPU machine (PyCUDA needed)::
 
