@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from ..errors import LaunchError
+from ..errors import LaunchError, UnsupportedError
 from .launch import launch
 from .memory import HEAP
 from .module import Module
@@ -291,9 +291,13 @@ class Function:
         self.name = kernel.name
 
     def __call__(self, *args, grid=(1, 1), block=None, shared=0, stream=None,
-                 time_kernel=False, racecheck=True, timeout=None, trace=None, counter=None):
+                 time_kernel=False, texrefs=(), racecheck=True, timeout=None, trace=None,
+                 counter=None):
         if block is None:
             raise LaunchError(f"launch of '{self.name}' needs block=(x, y, z)")
+        if texrefs:
+            raise UnsupportedError("the emulator has no texture references; read the array "
+                                   "through a pointer instead")
         handlers = [a for a in args if isinstance(a, ArgumentHandler)]
         real = [a.before() if isinstance(a, ArgumentHandler) else a for a in args]
         start = time.perf_counter()
@@ -319,6 +323,11 @@ class SourceModule:
         opts = list(options or ()) + [f"-I{d}" for d in include_dirs]
         self.module = Module(source, opts)
         self._functions: dict[str, Function] = {}
+        # C++ errors show here, as nvcc's would; unsupported constructs when the kernel is used
+        for name in self.module.kernel_names():
+            if not self.module.functions[name].tparams:
+                with contextlib.suppress(UnsupportedError):
+                    self.get_function(name)
 
     def get_function(self, name: str) -> Function:
         """The kernel ``name`` (also ``"name<256>"`` for a template, or a mangled name)."""
