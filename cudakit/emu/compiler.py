@@ -223,7 +223,6 @@ class Kernel:
         self.frame_bytes = 0
         self.shared_static = 0
         self.shared_symbols: list[SharedSymbol] = []
-        self.dynamic_shared = False
         self.sites = module.sites
 
 
@@ -1109,7 +1108,6 @@ class Compiler:
         if "extern" in quals:
             if t.kind != "array":
                 raise self.unsupported(node, "an extern __shared__ that is not an array")
-            k.dynamic_shared = True
 
             def addr(b):
                 return np.uint64(SHARED_BASE + b.dyn_offset)

@@ -47,10 +47,6 @@ class CType:
         return self.dtype.itemsize
 
     @property
-    def is_scalar(self) -> bool:
-        return self.kind in ("int", "float", "bool")
-
-    @property
     def is_arith(self) -> bool:
         return self.kind in ("int", "float", "bool")
 
@@ -68,7 +64,6 @@ def _scalar(name: str, kind: str, dt) -> CType:
 
 BOOL = _scalar("bool", "bool", np.bool_)
 CHAR = _scalar("char", "int", np.int8)
-SCHAR = CHAR
 UCHAR = _scalar("unsigned char", "int", np.uint8)
 SHORT = _scalar("short", "int", np.int16)
 USHORT = _scalar("unsigned short", "int", np.uint16)
