@@ -155,10 +155,10 @@ def _on_gpu(kernel, args, grid, block, shared, tool, source, options, timeout):
     from .launcher import run_in_subprocess
 
     name, text = _source_of(kernel, source)
-    options = tuple(getattr(kernel, "options", ())) if not options else tuple(options)
     wrapper = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
     result = run_in_subprocess(text, name, grid=grid, block=block, args=list(args),
-                               shared=shared, options=options, wrapper=wrapper, timeout=timeout)
+                               shared=shared, options=tuple(options), wrapper=wrapper,
+                               timeout=timeout)
     raw = result.stdout + result.stderr
     if result.timed_out:
         raise CudakitError(f"sanitize: {tool} on '{name}' ran past {timeout} s")
@@ -175,12 +175,13 @@ def _on_emulator(kernel, args, grid, block, shared, tool, source):
         raise CudakitError("sanitize: on the emulator pass the kernel itself (from %%cuda)")
     held = [cuda.InOut(a) if isinstance(a, np.ndarray) else a for a in args]
     text = source if source is not None else _attached_source(kernel)
-    kinds = {RaceError: "race", MemcheckError: "invalid access", BarrierError: "barrier"}
+    kinds = ((RaceError, "race"), (MemcheckError, "invalid access"), (BarrierError, "barrier"))
     try:
         kernel(*held, grid=grid, block=block, shared=shared, racecheck=tool == "racecheck")
     except (RaceError, MemcheckError, BarrierError) as exc:
         message = str(exc).splitlines()[0]
-        found = Finding(kinds[type(exc)], message, [int(m) for m in _EMU_LINE.findall(message)])
+        kind = next(name for error, name in kinds if isinstance(exc, error))
+        found = Finding(kind, message, [int(m) for m in _EMU_LINE.findall(message)])
         return SanitizerReport(tool, "emulator", [found], text, str(exc))
     outputs = [a for a in args if isinstance(a, np.ndarray)]
     return SanitizerReport(tool, "emulator", [], text, "", outputs)
@@ -190,8 +191,10 @@ def sanitize(kernel, *args, grid, block, shared: int = 0, tool: str = "memcheck"
              source: str | None = None, options=(), timeout: float = 300) -> SanitizerReport:
     """Run one launch of ``kernel`` under a checker and return its report.
 
-    ``kernel`` is a kernel from ``%%cuda`` (or, on the GPU, its name with ``source=``); pointer
-    arguments are NumPy arrays, which come back in ``report.outputs``.
+    ``kernel`` is a kernel from ``%%cuda`` or ``cudakit.load`` (or, on the GPU, its name);
+    ``source`` is its CUDA text, which the GPU path compiles again (with ``options``) in the
+    child process that compute-sanitizer watches. Pointer arguments are NumPy arrays; after a
+    clean run their final contents are in ``report.outputs``.
 
     >>> report = sanitize(block_sum, x, out, grid=(4,), block=(256,),  # doctest: +SKIP
     ...                   tool="racecheck")
