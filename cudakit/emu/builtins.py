@@ -10,8 +10,9 @@ import sys
 import numpy as np
 
 from . import ctypes as ct
-from .compiler import Expr, MemoryLV, decay, truth
 from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG
+from .names import Expr, MemoryLV
+from .operators import decay, truth
 from .values import cast_dtype, float_to_int, full
 
 WARP = 32

@@ -14,9 +14,11 @@ import numpy as np
 
 from ..errors import CudakitError, LaunchError, UnsupportedError
 from . import ctypes as ct
-from .compiler import Binding, Compiler, Function, Kernel, Scope, addressed_names
+from .compiler import Compiler, Function, Kernel
 from .frontend import parse
 from .memory import HEAP
+from .names import Binding, Scope
+from .statements import addressed_names
 from .values import convert
 
 

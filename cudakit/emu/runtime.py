@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BarrierError, KernelTimeout, MemcheckError, RaceError
+from ..errors import BarrierError, KernelTimeout, MemcheckError, RaceError, UnsupportedError
 from .memory import HEAP, HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW, describe
 from .trace import AccessBatch
+from .values import zero
 
 WARP = 32
 
@@ -55,6 +56,20 @@ class SharedSymbol:
     name: str
     offset: int
     size: int
+
+
+class LoopCtx:
+    """The break and continue masks of the loop (or switch) being executed."""
+
+    __slots__ = ("kind", "brk", "cont")
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.brk = None
+        self.cont = None
+
+
+MAX_DEPTH = 48  # device-function calls
 
 
 class Batch:
@@ -135,6 +150,37 @@ class Batch:
                 f"on another block or thread may never end; raise the limit with "
                 f"timeout=<seconds> if the kernel is only slow."
             )
+
+    def under(self, mask: np.ndarray, thunk):
+        """Evaluate ``thunk()`` with ``mask`` as the active lanes, then restore them."""
+        saved = (self.mask, self.any, self.full)
+        self.set_mask(mask)
+        try:
+            return thunk()
+        finally:
+            self.mask, self.any, self.full = saved
+
+    def call(self, fn, vals: list, site: Site):
+        """Run the compiled device function ``fn`` for the active lanes; its return value."""
+        if len(self.rets) > MAX_DEPTH:
+            raise UnsupportedError(
+                f"recursion deeper than {MAX_DEPTH} calls in '{fn.name}' at line {site.line}; "
+                f"the emulator (like a GPU's small stack) cannot go that deep."
+            )
+        saved = (self.frame, self.mask, self.any, self.full, self.frame_base, self.local_sp)
+        self.frame = [None] * fn.nslots
+        self.frame[: len(vals)] = vals
+        if fn.frame_bytes:
+            self.frame_base = self.reserve_local(fn.frame_bytes)
+        self.rets.append(None)
+        try:
+            fn.body(self)
+            ret = self.rets[-1]
+        finally:
+            self.rets.pop()
+            (self.frame, self.mask, self.any, self.full, self.frame_base,
+             self.local_sp) = saved
+        return zero(fn.ret) if ret is None else ret
 
     # -- naming lanes ----------------------------------------------------------------
     def who(self, lane: int) -> str:

@@ -149,7 +149,7 @@ def test_doctests_of_the_emulator_modules():
     import importlib
 
     for name in ("ctypes", "frontend", "memory", "racecheck", "values", "driver", "gpuarray",
-                 "module", "trace"):
+                 "module", "trace", "names", "operators", "runtime"):
         mod = importlib.import_module(f"cudakit.emu.{name}")
         assert doctest.testmod(mod).failed == 0, name
     assert doctest.testmod(emu).failed == 0
