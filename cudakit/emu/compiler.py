@@ -40,6 +40,7 @@ class Kernel:
         self.module = module
         self.params: list[tuple[str, CType]] = []
         self.refs: set[int] = set()
+        self.defaults: list = []
         self.body = None
         self.nslots = 0
         self.frame_bytes = 0
@@ -54,6 +55,7 @@ class Function:
     def __init__(self, name, ret: CType, params):
         self.name, self.ret, self.params = name, ret, params
         self.refs: set[int] = set()  # positions of reference parameters (passed as addresses)
+        self.defaults: list = []  # default-argument syntax nodes (None where there is none)
         self.body = None
         self.nslots = 0
         self.frame_bytes = 0
@@ -750,14 +752,17 @@ class Compiler(Statements):
 
     def call_user(self, name, targs, arg_nodes, node):
         args = [self.expr(a) for a in arg_nodes]
-        fdef = self.m.functions[name]
+        fdef = self.m.overload(name, args, self)
         tb = self.template_bindings(fdef.tparams, targs, node) if fdef.tparams else {}
         if fdef.tparams and not targs:
             tb = self.m.deduce(fdef, [a.type for a in args], node, self)
-        fn = self.m.device_function(name, tb, self.k, node, self)
+        fn = self.m.device_function(fdef, tb, self.k, node, self)
+        if len(args) < len(fn.params) and all(d is not None for d in fn.defaults[len(args):]):
+            args += [self.expr(d) for d in fn.defaults[len(args):]]  # default arguments
+            arg_nodes = list(arg_nodes) + fn.defaults[len(arg_nodes):]
         if len(fn.params) != len(args):
-            raise self.unsupported(node, f"calling '{name}' with {len(args)} arguments "
-                                         f"(it takes {len(fn.params)})")
+            raise CompileError(f"line {self.line(node)}: '{name}' takes {len(fn.params)} "
+                               f"arguments, not {len(args)}")
         convs, afns = [], []
         for i, (a, (pname, pt)) in enumerate(zip(args, fn.params, strict=True)):
             if i in fn.refs:  # pass the object's address

@@ -35,7 +35,8 @@ class Module:
     def __init__(self, source: str, options=()):
         self.unit = parse(source, options)
         self.sites: list = []
-        self.functions: dict[str, FunctionDef] = {}
+        self.functions: dict[str, FunctionDef] = {}  # the first definition of each name
+        self.overloads: dict[str, list[FunctionDef]] = {}
         self.globals = Scope()
         self.symbols: dict[str, tuple[int, int]] = {}
         self._kernels: dict = {}
@@ -65,7 +66,9 @@ class Module:
             name = name_node.text.decode()
             is_kernel = any(c.type == "__global__" for c in node.children) or \
                 "__global__" in self._top.qualifiers(node)
-            self.functions[name] = FunctionDef(name, node, tparams or [], is_kernel)
+            fdef = FunctionDef(name, node, tparams or [], is_kernel)
+            self.overloads.setdefault(name, []).append(fdef)
+            self.functions.setdefault(name, fdef)
         elif t == "declaration":
             if node.child_by_field_name("declarator") is not None and \
                     node.child_by_field_name("declarator").type == "function_declarator":
@@ -194,10 +197,11 @@ class Module:
         return k
 
     def _signature(self, c: Compiler, fdef):
-        """``(return type, [(name, type, is_reference)], declarator)`` of ``fdef``.
+        """``(return type, [(name, type, is_reference, default)])`` of ``fdef``.
 
         ``const T&`` parameters behave as values; other ``T&`` parameters hold the
-        argument's address (type ``T*``, ``is_reference`` True).
+        argument's address (type ``T*``, ``is_reference`` True). ``default`` is the
+        syntax node of a default argument, or ``None``.
         """
         node = fdef.node
         ret = c.base_type(node.child_by_field_name("type"))
@@ -207,7 +211,7 @@ class Module:
             decl = decl.named_children[-1]
         params = []
         for p in decl.child_by_field_name("parameters").named_children:
-            if p.type != "parameter_declaration":
+            if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
                 raise c.unsupported(p, "this kind of parameter")
             pt = c.base_type(p.child_by_field_name("type"))
             d = p.child_by_field_name("declarator")
@@ -224,7 +228,7 @@ class Module:
             pname, pt, _, _ = c.declarator(d, pt)
             if pt.kind == "array":
                 pt = ct.pointer(pt.base)
-            params.append((pname, pt, ref))
+            params.append((pname, pt, ref, p.child_by_field_name("default_value")))
         return ret, params
 
     def _compile_into(self, target, fdef, tb, kernel, is_kernel):
@@ -233,7 +237,7 @@ class Module:
         node = fdef.node
         c.addressed = addressed_names(node.child_by_field_name("body"), self.reference_positions)
         c.ret_type, params = self._signature(c, fdef)
-        for pname, pt, ref in params:
+        for pname, pt, ref, _ in params:
             slot = c.nslots
             c.nslots += 1
             c.scope.names[pname] = Binding("ref" if ref else "reg", type=pt, slot=slot)
@@ -247,14 +251,15 @@ class Module:
 
     @staticmethod
     def _set_params(target, params):
-        target.params = [(n, ct.pointer(t) if ref else t) for n, t, ref in params]
-        target.refs = {i for i, (_, _, ref) in enumerate(params) if ref}
+        target.params = [(n, ct.pointer(t) if ref else t) for n, t, ref, _ in params]
+        target.refs = {i for i, (_, _, ref, _) in enumerate(params) if ref}
+        target.defaults = [d for _, _, _, d in params]
 
     @functools.cached_property
     def reference_positions(self) -> dict[str, set[int]]:
         """Per function name: the positions of its non-const reference parameters."""
-        out = {}
-        for name, fdef in self.functions.items():
+        out: dict[str, set[int]] = {}
+        for name, fdef in ((n, f) for n, fs in self.overloads.items() for f in fs):
             decl = fdef.node.child_by_field_name("declarator")
             while decl.type == "pointer_declarator":
                 decl = decl.named_children[-1]
@@ -266,15 +271,33 @@ class Module:
                     and p.child_by_field_name("declarator").type == "reference_declarator"
                     and "const" not in self._top.qualifiers(p)}
             if refs:
-                out[name] = refs
+                out.setdefault(name, set()).update(refs)
         return out
 
-    def device_function(self, name, tb, kernel, node, caller) -> Function:
-        key = (name, tuple(sorted((k, v.kind, str(v.type), v.value) for k, v in tb.items())),
-               id(kernel))
+    def overload(self, name: str, args, caller) -> FunctionDef:
+        """The definition of ``name`` a call with arguments ``args`` (Exprs) selects: the
+        right number of parameters, then the most parameter types matching exactly."""
+        best, best_score = None, -1
+        for fdef in self.overloads[name]:
+            if fdef.tparams:
+                score = 0
+            else:
+                _, params = self._signature(Compiler(self, caller.k, {}, name), fdef)
+                required = sum(d is None for _, _, _, d in params)
+                if not required <= len(args) <= len(params):
+                    continue
+                score = sum(pt == (a.type if a.type.kind != "array" else ct.pointer(a.type.base))
+                            for (_, pt, _, _), a in zip(params, args, strict=False))
+            if score > best_score:
+                best, best_score = fdef, score
+        return best or self.functions[name]
+
+    def device_function(self, fdef, tb, kernel, node, caller) -> Function:
+        name = fdef.name
+        key = (id(fdef.node), tuple(sorted((k, v.kind, str(v.type), v.value)
+                                           for k, v in tb.items())), id(kernel))
         fn = self._devfns.get(key)
         if fn is None:
-            fdef = self.functions[name]
             if fdef.is_kernel:
                 raise caller.unsupported(node, f"calling the __global__ function '{name}' "
                                                f"from device code")

@@ -354,3 +354,21 @@ def test_one_instruction_touching_several_buffers():
     *_, out = run(src, "k", a, b, np.zeros(32, np.int32))
     t = np.arange(32)
     np.testing.assert_array_equal(out, np.where(t % 2, a[t // 2], b[t // 2]))
+
+
+def test_overloads_and_default_arguments():
+    src = """__device__ int twice(int v) { return 2 * v; }
+    __device__ double twice(double v) { return v + 0.5; }
+    __device__ float scale(float x, float by = 3.0f, int times = 1) { return x * by * times; }
+    __global__ void k(int* i, double* d, float* f) {
+        int t = threadIdx.x;
+        i[t] = twice(t);
+        d[t] = twice((double)t);
+        f[t] = scale(t) + scale(t, 0.5f) + scale(t, 1.0f, 10);
+    }"""
+    i, d, f = run(src, "k", np.zeros(8, np.int32), np.zeros(8, np.float64),
+                  np.zeros(8, np.float32), block=(8, 1, 1))
+    t = np.arange(8)
+    assert i.tolist() == (2 * t).tolist()
+    assert d.tolist() == (t + 0.5).tolist()
+    np.testing.assert_array_equal(f, (3 * t + 0.5 * t + 10 * t).astype(np.float32))
