@@ -26,4 +26,6 @@ def __getattr__(name: str):
         return backend_name()
     if name.startswith("__"):
         raise AttributeError(name)
-    return getattr(engine(), name)
+    value = getattr(engine(), name)
+    globals()[name] = value  # the engine is fixed for the process: later lookups are direct
+    return value

@@ -150,7 +150,6 @@ class Kernel:
         self.engine = engine
         self.source = source  # the text that was compiled (for cudakit.analyze / profile)
         self._checked_shapes: dict = {}  # (grid, block, shared) -> 3-tuples, checked once
-        self._dynamic_limit = 48 * 1024
 
     @property
     def name(self) -> str:
@@ -163,10 +162,6 @@ class Kernel:
     def __call__(self, *args, grid=(1, 1, 1), block=None, shared: int = 0, stream=None, **extra):
         grid3, block3 = self._shape(grid, block, int(shared))
         values = convert_arguments(self.info, args)
-        if self.engine == "gpu":
-            if extra:
-                raise LaunchError(f"unknown launch keywords for the GPU: {', '.join(extra)}")
-            self._allow_dynamic_shared(int(shared))
         return self.function(
             *values, grid=grid3, block=block3, shared=int(shared), stream=stream, **extra
         )
@@ -183,15 +178,6 @@ class Kernel:
             shape = launch_shape(self.info, grid=grid, block=block, shared=shared)
             self._checked_shapes[key] = shape
         return shape
-
-    def _allow_dynamic_shared(self, shared: int) -> None:
-        """Opt in to more than 48 KB of dynamic shared memory, as the runtime requires."""
-        if shared + self.info.shared_static <= self._dynamic_limit:
-            return
-        import pycuda.driver as drv
-
-        self.function.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        self._dynamic_limit = shared + self.info.shared_static
 
     def __repr__(self) -> str:
         return f"<Kernel {self.info.signature()} on {self.engine}: {self.info.usage()}>"

@@ -105,3 +105,28 @@ def test_default_arch_is_the_devices():
 
     major, minor = drv.Device(0).compute_capability()
     assert cudakit.compile(VEC_ADD).arch == f"sm_{major}{minor}"
+
+
+def test_prepared_launches_take_gpuarrays_streams_and_large_shared_memory(shell):
+    shell.run_cell(r"""%%cuda --name big
+extern __shared__ float staged[];
+__global__ void reverse_blocks(const float *in, float *out, int per_block) {
+    const float *src = in + blockIdx.x * per_block;
+    for (int i = threadIdx.x; i < per_block; i += blockDim.x) staged[i] = src[i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < per_block; i += blockDim.x)
+        out[blockIdx.x * per_block + i] = staged[per_block - 1 - i];
+}""")
+    kernel = shell.user_ns["reverse_blocks"]
+    per_block, blocks = 24 * 1024, 8  # 96 KB of dynamic shared memory per block
+    x = np.random.default_rng(3).random(per_block * blocks, dtype=np.float32)
+    d_in, d_out = cuda.gpuarray.to_gpu(x), cuda.gpuarray.empty_like(cuda.gpuarray.to_gpu(x))
+    stream = cuda.Stream()
+    kernel(d_in, d_out, per_block, grid=(blocks,), block=(256,), shared=4 * per_block,
+           stream=stream)
+    stream.synchronize()
+    expected = x.reshape(blocks, per_block)[:, ::-1].ravel()
+    np.testing.assert_array_equal(d_out.get(), expected)
+    with pytest.raises(cudakit.ArgumentError, match="float64"):
+        kernel(cuda.gpuarray.to_gpu(x.astype(np.float64)), d_out, per_block, grid=(blocks,),
+               block=(256,), shared=4 * per_block)
