@@ -58,7 +58,7 @@ class Heap:
         nbytes = int(nbytes)
         if nbytes < 0:
             raise ValueError(f"cannot allocate {nbytes} bytes")
-        rounded = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        rounded = _reserved(nbytes)
         self._count += 1
         label = label or f"allocation #{self._count}"
         fits = [(size, off) for off, size in self._free.items() if size >= rounded]
@@ -85,8 +85,7 @@ class Heap:
             raise MemcheckError(f"free of {address:#x}: not the start of a live allocation")
         a = self._allocs.pop(i)
         self._bases.pop(i)
-        rounded = max(ALIGN, -(-a.size // ALIGN) * ALIGN)
-        self._release(a.base - HEAP_BASE, rounded)
+        self._release(a.base - HEAP_BASE, _reserved(a.size))
 
     def _release(self, off: int, size: int) -> None:
         """Return a range to the free list, merged with free neighbours and the top."""
@@ -181,6 +180,12 @@ class Heap:
         """A copy of ``nbytes`` device bytes at ``address``."""
         off = self._check_range(address, nbytes, "copy from device")
         return self.arena[off:off + nbytes].copy()
+
+
+def _reserved(nbytes: int) -> int:
+    """Bytes set aside for an allocation: rounded up to ``ALIGN``, plus an unallocated red
+    zone of ``ALIGN`` bytes, so that reading just past one buffer never lands in the next."""
+    return -(-max(nbytes, 1) // ALIGN) * ALIGN + ALIGN
 
 
 def describe(a: Allocation) -> str:

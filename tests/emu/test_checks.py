@@ -35,6 +35,17 @@ def test_out_of_bounds_write_names_line_thread_and_buffer():
     assert (after == 0).all()
 
 
+def test_off_by_one_never_lands_in_the_next_buffer():
+    a = emu.to_device(np.zeros(1024, np.float32))  # 4096 bytes: a multiple of the alignment
+    b = emu.to_device(np.zeros(1024, np.float32))
+    src = """__global__ void k(const float* a, float* b, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i <= n) b[0] += a[i];
+    }"""
+    with pytest.raises(emu.MemcheckError, match="0 bytes after the end of allocation"):
+        launch(src, "k", a, b, np.int32(1024), grid=(5, 1), block=(256, 1, 1), racecheck=False)
+
+
 def test_read_before_the_buffer():
     d = emu.to_device(np.zeros(64, np.int32))
     with pytest.raises(emu.MemcheckError, match="4 bytes before"):
