@@ -210,7 +210,7 @@ class SourceModule:
         from .compiler import compile as nvcc_compile
 
         options = list(options or []) + [f"-I{d}" for d in include_dirs]
-        self.source = source
+        self.source, self.options = source, tuple(options)
         text = source if no_extern_c else 'extern "C" {\n#line 1\n' + source + "\n}\n"
         self.compiled = nvcc_compile(text, options, arch=arch, name=name)
         context()
@@ -221,7 +221,7 @@ class SourceModule:
 
         info = find_kernel(self.compiled.kernels, name)
         launcher = Launcher(self.module.get_function(info.mangled), info)
-        return Kernel(info, launcher, "gpu", self.source)
+        return Kernel(info, launcher, "gpu", self.source, self.options)
 
     def get_global(self, name: str):
         return self.module.get_global(name)

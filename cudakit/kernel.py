@@ -144,11 +144,14 @@ class Kernel:
     ``kernel(d_x, 2.0, n, grid=(blocks,), block=(256,), shared=0, stream=None)``
     """
 
-    def __init__(self, info: KernelInfo, function, engine: str, source: str | None = None):
+    def __init__(
+        self, info: KernelInfo, function, engine: str, source: str | None = None, options=()
+    ):
         self.info = info
         self.function = function
         self.engine = engine
-        self.source = source  # the text that was compiled (for cudakit.analyze / profile)
+        self.source = source  # the text and nvcc options it was compiled with, so that
+        self.options = tuple(options)  # analyze, profile and sanitize can build it again
         self._checked_shapes: dict = {}  # (grid, block, shared) -> 3-tuples, checked once
 
     @property

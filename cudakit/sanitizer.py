@@ -192,9 +192,10 @@ def sanitize(kernel, *args, grid, block, shared: int = 0, tool: str = "memcheck"
     """Run one launch of ``kernel`` under a checker and return its report.
 
     ``kernel`` is a kernel from ``%%cuda`` or ``cudakit.load`` (or, on the GPU, its name);
-    ``source`` is its CUDA text, which the GPU path compiles again (with ``options``) in the
-    child process that compute-sanitizer watches. Pointer arguments are NumPy arrays; after a
-    clean run their final contents are in ``report.outputs``.
+    the GPU path compiles its source again (with its options) in the child process that
+    compute-sanitizer watches; ``source`` and ``options`` override what the kernel carries.
+    Pointer arguments are NumPy arrays; after a clean run their final contents are in
+    ``report.outputs``.
 
     >>> report = sanitize(block_sum, x, out, grid=(4,), block=(256,),  # doctest: +SKIP
     ...                   tool="racecheck")
@@ -204,6 +205,8 @@ def sanitize(kernel, *args, grid, block, shared: int = 0, tool: str = "memcheck"
     from .backend import backend_name
 
     _check_tool(tool)
+    source = source if source is not None else getattr(kernel, "source", None)
+    options = tuple(options) or tuple(getattr(kernel, "options", ()))
     if backend_name() == "gpu":
         return _on_gpu(kernel, args, grid, block, shared, tool, source, options, timeout)
     return _on_emulator(kernel, args, grid, block, shared, tool, source)
