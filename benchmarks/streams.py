@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import environment_line, markdown_table
-from .transfers import Gpu, lab_source
+from .common import cuda_cells, environment_line, markdown_table
+from .transfers import Gpu
 
 STEPS = ("up", "work", "down")
 
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     gpu = Gpu()
     try:
-        work = gpu.module(lab_source("08_streams.ipynb")).get_function("work")
+        work = gpu.module(cuda_cells("08_streams.ipynb")).get_function("work")
         result = measure(gpu, work, 1 << args.log2_elements)
     finally:
         gpu.close()

@@ -25,45 +25,16 @@ import argparse
 import json
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from .common import ROOT, cuda_cells, environment_line, markdown_table
+from cudakit.timing import crossover, fit_latency_bandwidth
+
+from .common import cuda_cells, environment_line, markdown_table
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
-
-
-def lab_source(notebook: str) -> str:
-    """Kernel source of a lab, from labs/ or, while it is a draft, labs/drafts/."""
-    for folder in ("labs", "labs/drafts"):
-        path = ROOT / folder / notebook
-        if path.exists():
-            return cuda_cells(path)
-    raise FileNotFoundError(f"{notebook} is neither in labs/ nor in labs/drafts/")
-
-
-def fit_latency_bandwidth(sizes: Sequence[float], ms: Sequence[float]) -> tuple[float, float]:
-    """Least-squares fit of ``ms = S + bytes / B``, each point weighted by 1/ms.
-
-    Returns (S in ms, B in GB/s), rounded to 6 significant digits.
-    """
-    d, t = np.asarray(sizes, float), np.asarray(ms, float)
-    if d.shape != t.shape or d.size < 2:
-        raise ValueError("need at least two (size, time) pairs of equal length")
-    a = np.stack([np.ones_like(d), d], axis=1) / t[:, None]
-    (latency, slope), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
-    return float(f"{latency:.6g}"), float(f"{1e-6 / slope:.6g}")
-
-
-def crossover(sizes: Sequence[float], cpu_ms: Sequence[float], gpu_ms: Sequence[float]):
-    """First size from which the GPU time stays below the CPU time; None if it never does."""
-    faster = np.asarray(gpu_ms) < np.asarray(cpu_ms)
-    for i, size in enumerate(sizes):
-        if faster[i:].all():
-            return size
-    return None
 
 
 class Gpu:
@@ -274,9 +245,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     gpu = Gpu()
     try:
-        streams_src = gpu.module(lab_source("08_streams.ipynb"))
-        speedup_src = gpu.module(lab_source("06_speedup.ipynb"))
-        cpu_gpu_src = gpu.module(lab_source("07_cpu_or_gpu.ipynb"))
+        streams_src = gpu.module(cuda_cells("08_streams.ipynb"))
+        speedup_src = gpu.module(cuda_cells("06_speedup.ipynb"))
+        cpu_gpu_src = gpu.module(cuda_cells("07_cpu_or_gpu.ipynb"))
         sizes = [1 << k for k in range(10, args.max_log2 + 1, 2)]
         result = {"environment": environment_line(), "pcie link": pcie_link()}
         copies = copy_sweep(gpu, sizes)

@@ -41,6 +41,8 @@ _LAZY = {
     "benchmark": "timing",
     "bandwidth_gbs": "timing",
     "gflops": "timing",
+    "fit_latency_bandwidth": "timing",
+    "crossover": "timing",
     "device_info": "device",
     "analyze": "analysis",
     "profile": "analysis",

@@ -7,12 +7,14 @@ never GPU time.
 2684.35456
 >>> gflops(2 * 1024**3, 1.0)
 2147.483648
+>>> fit_latency_bandwidth([1e3, 1e6, 1e9], [0.02 + d / 25e6 for d in (1e3, 1e6, 1e9)])
+(0.02, 25.0)
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -27,6 +29,33 @@ def bandwidth_gbs(bytes_moved: float, ms: float) -> float:
 def gflops(flop: float, ms: float) -> float:
     """Arithmetic rate in GFLOP/s (1e9 flop/s)."""
     return flop / (ms * 1e-3) / 1e9
+
+
+def fit_latency_bandwidth(sizes: Sequence[float], ms: Sequence[float]) -> tuple[float, float]:
+    """Fit the textbook's transfer model ``ms = latency + bytes / bandwidth`` (section 5-5).
+
+    Least squares on the relative error (each point weighted by 1/ms), so small and large
+    sizes count alike. Returns (latency in ms, bandwidth in GB/s), to 6 significant digits.
+    """
+    d, t = np.asarray(sizes, float), np.asarray(ms, float)
+    if d.shape != t.shape or d.size < 2:
+        raise ValueError("need at least two (size, time) pairs of equal length")
+    a = np.stack([np.ones_like(d), d], axis=1) / t[:, None]
+    (latency, slope), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    return float(f"{latency:.6g}"), float(f"{1e-6 / slope:.6g}")
+
+
+def crossover(sizes: Sequence[float], first_ms: Sequence[float], second_ms: Sequence[float]):
+    """The first size from which ``second_ms`` stays below ``first_ms``; None if it never does.
+
+    >>> crossover([1, 2, 4, 8], [1, 2, 4, 8], [3, 3, 3, 3])
+    4
+    """
+    faster = np.asarray(second_ms) < np.asarray(first_ms)
+    for i, size in enumerate(sizes):
+        if faster[i:].all():
+            return size
+    return None
 
 
 def _emulated() -> bool:
