@@ -650,12 +650,17 @@ class Compiler(Statements):
         if op in ("+=", "-=") and lt == FLOAT:
             mul = self.product(node.child_by_field_name("right"))
             if mul is not None:
-                current = Expr(lambda b: lv.load_at(b, b.fma_addr), FLOAT)
+                targets: list = []  # the target's address per active call (calls may nest)
+                current = Expr(lambda b: lv.load_at(b, targets[-1]), FLOAT)
                 fma = fused(mul[0], mul[1], current, op[0], False)
 
                 def fused_compound(b):
-                    b.fma_addr = a = lv.addr(b)
-                    v = fma(b)
+                    a = lv.addr(b)
+                    targets.append(a)
+                    try:
+                        v = fma(b)
+                    finally:
+                        targets.pop()
                     lv.store_at(b, a, v)
                     return v
                 return Expr(fused_compound, lt, pure=False)

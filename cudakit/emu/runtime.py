@@ -123,7 +123,6 @@ class Batch:
         self.frame_base = 0
         self.dyn_offset = 0
         self.loops: list = []
-        self.fma_addr = None  # address of the target of a fused `x += a * b`
         self.line = 0  # user's line of the statement running (for internal errors)
         self.rets: list = [None]
         self.mask = self.valid

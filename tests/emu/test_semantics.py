@@ -50,21 +50,29 @@ def test_float_to_int_conversions_saturate_like_the_gpu():
 
 
 def test_fma_contraction_like_nvcc():
-    src = """__global__ void k(const float* a, const float* b, const float* c, float* o) {
+    src = """__device__ float prod(const float* a, const float* b, int i, float* spill) {
+        spill[i] += a[i] * b[i];  // a nested fused update with its own target
+        return a[i];
+    }
+    __global__ void k(const float* a, const float* b, const float* c, float* o) {
         int i = threadIdx.x;
         float acc = c[i];
         o[i] = a[i] * b[i] + c[i];
         o[32 + i] = c[i] - a[i] * b[i];
         acc += a[i] * b[i];
         o[64 + i] = acc;
+        o[96 + i] = c[i];
+        o[96 + i] += prod(a, b, i, o + 128) * b[i];
     }"""
     r = np.random.default_rng(3)
     a, b, c = (r.random(32, dtype=np.float32) * 10 for _ in range(3))
-    *_, o = run(src, "k", a, b, c, np.zeros(96, np.float32))
+    *_, o = run(src, "k", a, b, c, np.zeros(160, np.float32))
     fused = (a.astype(np.float64) * b + c).astype(np.float32)
     np.testing.assert_array_equal(o[:32], fused)
     np.testing.assert_array_equal(o[32:64], (c - a.astype(np.float64) * b).astype(np.float32))
-    np.testing.assert_array_equal(o[64:], fused)
+    np.testing.assert_array_equal(o[64:96], fused)
+    np.testing.assert_array_equal(o[96:128], fused)
+    np.testing.assert_array_equal(o[128:], (a.astype(np.float64) * b).astype(np.float32))
 
 
 def test_unsigned_arithmetic_and_division_by_zero():
