@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from ..errors import LaunchError, UnsupportedError
-from .launch import launch
+from .launch import DEVICE, launch
 from .memory import HEAP
 from .module import Module
 
@@ -310,6 +310,20 @@ class Function:
         if time_kernel:
             return time.perf_counter() - start
         return None
+
+    @property
+    def shared_size_bytes(self) -> int:
+        """Static ``__shared__`` bytes per block (PyCUDA's attribute of the same name)."""
+        return self.kernel.shared_static
+
+    @property
+    def local_size_bytes(self) -> int:
+        """Local-array bytes per thread in the kernel's own frame."""
+        return self.kernel.frame_bytes
+
+    @property
+    def max_threads_per_block(self) -> int:
+        return DEVICE.max_threads_per_block
 
     def __repr__(self) -> str:
         return f"<emulated Function '{self.name}'>"

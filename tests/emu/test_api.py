@@ -120,6 +120,18 @@ def test_kernel_names_templates_and_mangled():
         mod.get_function("fill")
 
 
+def test_function_attributes():
+    f = build("""__global__ void k(float* a) {
+        __shared__ float s[32][33];
+        float t[6];
+        for (int i = 0; i < 6; ++i) t[i] = i;
+        s[threadIdx.x][0] = t[threadIdx.x % 6];
+        a[threadIdx.x] = s[threadIdx.x][0];
+    }""").get_function("k")
+    assert (f.shared_size_bytes, f.local_size_bytes, f.max_threads_per_block) == \
+        (32 * 33 * 4, 32, 1024)  # local arrays are laid out in 16-byte steps
+
+
 def test_defines_from_options():
     mod = emu.SourceModule("""__global__ void k(int* a) {
     #if SCALE > 2
