@@ -95,7 +95,7 @@ class RaceTracker:
 
     def access(self, offsets, tids, warps, size: int, op: str, site: int):
         """Record one shared access (``op``: "ld", "st" or "atom"); return ``None`` or a
-        hazard description ``(kind, index_of_lane, other_thread, other_site)``.
+        hazard description ``(kind, index_of_lane, other_thread, other_site, other_warp)``.
 
         ``offsets``: byte offsets into the batch's shared memory (block * nbytes + offset);
         ``tids``: thread index within the block; ``warps``: batch-wide warp number (both
@@ -133,15 +133,17 @@ class RaceTracker:
         self.w_site[idx] = site
         self.written = True
         back = self.w_tid[idx]
-        return self._first(back != t, kind, back, np.full(idx.size, site), per)
+        return self._first(back != t, kind, back, np.full(idx.size, site), per,
+                           self._writer_warps(idx, back))
 
     def _after_writes(self, idx, t, wk, ep, per, kind, plain=True, atomic=True):
         """A hazard with the plain writer and/or the atomic accessors of the cells, if any."""
         if plain and self.written:
             w = self.w_tid[idx]
-            same_warp = (idx * self.unit // self.stride) * self.wpb + w // 32 == wk
+            same_warp = self._writer_warps(idx, w) == wk
             unordered = (w >= 0) & (w != t) & (~same_warp | (self.w_ep[idx] == ep))
-            found = self._first(unordered, kind, w, self.w_site[idx], per)
+            found = self._first(unordered, kind, w, self.w_site[idx], per,
+                                self._writer_warps(idx, w))
             if found:
                 return found
         if atomic and self.atomics:
@@ -153,7 +155,7 @@ class RaceTracker:
         """A hazard with the threads recorded in a reader-style state (several allowed)."""
         r = tid[idx]
         bad = (r != NONE) & (r != t) & ((warp[idx] != wk) | (epoch[idx] == ep))
-        return self._first(bad, kind, r, sites[idx], per)
+        return self._first(bad, kind, r, sites[idx], per, warp[idx])
 
     @staticmethod
     def _join(tid, warp, epoch, sites, idx, t, wk, ep, site) -> None:
@@ -181,9 +183,15 @@ class RaceTracker:
             self._join(self.r_tid, self.r_warp, self.r_ep, self.r_site, idx, t, wk, ep, site)
         self.reads.clear()
 
+    def _writer_warps(self, idx, tids):
+        """Batch-wide warp numbers of threads ``tids`` of the blocks owning cells ``idx``."""
+        return (idx * self.unit // self.stride) * self.wpb + tids // 32
+
     @staticmethod
-    def _first(bad, kind, other, other_site, per):
+    def _first(bad, kind, other, other_site, per, other_warp):
+        """The first hazard: ``(kind, lane index, other thread or MULTI, its site, its warp
+        (batch-wide; CROSS when several threads of several warps))``."""
         if not bad.any():
             return None
         k = int(np.argmax(bad))
-        return kind, k // per, int(other[k]), int(other_site[k])
+        return kind, k // per, int(other[k]), int(other_site[k]), int(other_warp[k])

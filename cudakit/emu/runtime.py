@@ -358,7 +358,7 @@ class Batch:
             self._trace(space, site, op, size, lanes, raw)
 
     def _race_error(self, site, hazard, lanes, raw):
-        kind, k, other, other_site = hazard
+        kind, k, other, other_site, other_warp = hazard
         lane = int(lanes[k])
         first = self.kernel.sites[other_site]
         earlier, later = {"read-after-write": ("wrote", "read"),
@@ -369,7 +369,7 @@ class Batch:
         what = f"shared byte {off}" + (f" (in '{names[0]}')" if names else "")
         me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
         warp_note = ""
-        if other >= 0 and other // WARP == int(self.tib[lane]) // WARP:
+        if other_warp == int(self.warp_key[lane]):
             warp_note = (" Both threads are in one warp, whose lanes are not in lockstep since "
                          "Volta (compute-sanitizer reports this as a 'Warp Level Programming' "
                          "hazard).")
