@@ -370,7 +370,7 @@ class Batch:
         me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
         warp_note = ""
         if other_warp == int(self.warp_key[lane]):
-            warp_note = (" Both threads are in one warp, whose lanes are not in lockstep since "
+            warp_note = (" The threads are in one warp, whose lanes are not in lockstep since "
                          "Volta (compute-sanitizer reports this as a 'Warp Level Programming' "
                          "hazard).")
         raise RaceError(
