@@ -44,7 +44,16 @@ class Module:
         self._top = Compiler(self, Kernel("<module>", self), {}, "<module>")
         self._top.scope = self.globals
         for node in self.unit.root.named_children:
-            self._toplevel(node)
+            try:
+                self._toplevel(node)
+            except CudakitError:
+                raise
+            except Exception as exc:  # a gap in the emulator, reported with the user's line
+                line = self.unit.user_line(node.start_point[0])
+                raise UnsupportedError(
+                    f"the emulator cannot read the declaration at line {line} "
+                    f"({type(exc).__name__}: {exc}). Please report it; it runs on a GPU."
+                ) from exc
 
     # -- top level -------------------------------------------------------------------
     def _toplevel(self, node, tparams=None):
