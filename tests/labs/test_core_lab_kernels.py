@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cudakit
-from benchmarks.reduction import cell_sources
+from benchmarks.common import cell_sources
 from cudakit import cuda
 
 
