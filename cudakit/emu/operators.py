@@ -31,7 +31,10 @@ def c_div(x, y):
     if np.asarray(x).dtype.kind == "i":
         r = x - q * ys
         q = q + ((r != 0) & ((x < 0) != (ys < 0))).astype(q.dtype)
-    return np.where(zero_div, -1, q).astype(np.asarray(q).dtype)[()]
+    # the GPU's quotient for a zero divisor is all ones (-1, or the largest unsigned value);
+    # made in the quotient's own type, since NumPy 2.5 refuses an out-of-range Python -1
+    all_ones = np.array(-1, dtype=np.int64).astype(np.asarray(q).dtype)
+    return np.where(zero_div, all_ones, q)[()]
 
 
 def c_mod(x, y):

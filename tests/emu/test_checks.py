@@ -286,3 +286,15 @@ def test_reading_shared_atomics_results_without_a_barrier_is_a_race():
     launch(HISTOGRAM.replace("BARRIER", "__syncthreads();"), "histo", emu.In(data), emu.Out(bins),
            np.int32(200), block=(64, 1, 1))  # atomics among themselves never race
     np.testing.assert_array_equal(bins, np.bincount(data % 16, minlength=16))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.uint8])
+def test_integer_division_by_zero_gives_all_ones_in_the_operands_type(dtype):
+    from cudakit.emu.operators import c_div
+
+    x = np.array([7, 9, 0], dtype=dtype)
+    y = np.array([2, 0, 0], dtype=dtype)
+    q = c_div(x, y)
+    assert q.dtype == np.dtype(dtype)
+    assert q[0] == 3
+    assert q[1] == q[2] == np.array(-1, dtype=np.int64).astype(dtype)
