@@ -73,3 +73,22 @@ __global__ void scaled_sum(const float *a, const float *b, float *c, int n) {
     kernel(cuda.In(a), cuda.In(b), cuda.Out(c), n, grid=((n + 127) // 128,), block=(128,))
     # nvcc contracts 3 * a + b into one fused multiply-add, so compare within float32 rounding
     np.testing.assert_allclose(c, 3.0 * a.astype(np.float64) + b, rtol=2e-7)
+
+
+def test_template_kernels_bind_under_a_python_name(shell):
+    cell = """
+template <int SCALE>
+__global__ void scaled(const int *a, int *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = SCALE * a[i];
+}
+template __global__ void scaled<4>(const int *, int *, int);
+"""
+    result = shell.run_cell(f"%%cuda --name tmpl\n{cell}")
+    assert result.error_in_exec is None
+    kernel = shell.user_ns["scaled_4"]
+    assert kernel.name == "scaled<4>"
+    a = np.arange(-50, 50, dtype=np.int32)
+    b = np.zeros_like(a)
+    kernel(cuda.In(a), cuda.Out(b), a.size, grid=(1,), block=(128,))
+    np.testing.assert_array_equal(b, 4 * a)

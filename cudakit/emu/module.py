@@ -16,7 +16,7 @@ from ..errors import CudakitError, LaunchError, UnsupportedError
 from . import ctypes as ct
 from .compiler import Compiler, Function, Kernel
 from .frontend import parse
-from .memory import HEAP
+from .memory import HEAP, SHARED_BASE
 from .names import Binding, Scope
 from .statements import addressed_names
 from .values import convert
@@ -89,6 +89,8 @@ class Module:
                    "expression_statement", "preproc_call"):
             if t == "type_definition":
                 self._typedef(node)
+        elif t == "template_instantiation":
+            return  # `template __global__ void f<3>(...);`: instantiated on demand
         elif t == "struct_specifier":
             self._top.struct_type(node)
         elif t == "enum_specifier":
@@ -133,8 +135,15 @@ class Module:
                 a = np.uint64(addr)
                 self.globals.names[name] = Binding("mem", type=t, addr=lambda b, a=a: a,
                                                    value=space)
+            elif "__shared__" in quals and "extern" in quals and t.kind == "array":
+                # SDK style: the launch's dynamic shared memory, seen by every kernel here
+                self.globals.names[name] = Binding(
+                    "mem", type=t, addr=lambda b: np.uint64(SHARED_BASE + b.dyn_offset),
+                    value="shared",
+                )
             elif "__shared__" in quals:
-                raise c.unsupported(node, "a __shared__ variable at file scope")
+                raise c.unsupported(node, "a static __shared__ variable at file scope "
+                                          "(declare it inside the kernel)")
             elif t.is_arith and init is not None:
                 e = c.expr(init)
                 if e.const is None:
