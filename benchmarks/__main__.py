@@ -11,7 +11,7 @@ import sys
 
 GPU = ["reduction", "transpose", "matmul", "transfers", "streams", "nbody", "stencil",
        "out_of_core"]
-CPU = ["emu.bench"]
+CPU = ["emu.bench", "widget"]
 
 
 def main(argv: list[str]) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -53,15 +52,6 @@ def test_architecture_change_refits_the_sliders():
     assert calc.result.arch.compute_capability == (1, 3)
     calc.architecture.value = "7.5"
     assert [label for label, _ in calc.carveout.options[1:]] == ["32 KB", "64 KB"]
-
-
-def test_an_update_takes_well_under_a_second():
-    # CPU time of this process, so that other jobs on a busy CI machine do not count
-    calc = OccupancyCalculator(compute_capability="9.0")
-    start = time.process_time()
-    for block in (64, 128, 256, 512, 1024):
-        calc.block_size.value = block
-    assert (time.process_time() - start) / 5 < 0.4
 
 
 @dataclass
