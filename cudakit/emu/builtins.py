@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from . import ctypes as ct
-from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG
+from . import c_types as ct
+from .c_types import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG
 from .names import Expr, MemoryLV
 from .operators import decay, truth
 from .values import cast_dtype, float_to_int, full

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CompileError, UnsupportedError
-from . import ctypes as ct
-from .ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, CType
+from . import c_types as ct
+from .c_types import BOOL, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, CType
 from .names import (
     Binding,
     ComponentLV,

@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from ..errors import CudakitError, LaunchError, UnsupportedError
-from . import ctypes as ct
+from . import c_types as ct
 from .compiler import Compiler, Function, Kernel
 from .frontend import parse
 from .memory import HEAP, SHARED_BASE

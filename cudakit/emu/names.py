@@ -1,7 +1,7 @@
 """What names and expressions denote at compile time: typed expression closures, the
 places (lvalues) they read and write, and the scopes that bind names.
 
->>> from cudakit.emu.ctypes import INT
+>>> from cudakit.emu.c_types import INT
 >>> constant(7, INT).const
 np.int32(7)
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .ctypes import CType
+from .c_types import CType
 from .runtime import Site
 from .values import cast_dtype, full, select, zero
 

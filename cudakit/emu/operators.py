@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ctypes as ct
-from .ctypes import DOUBLE, CType
+from . import c_types as ct
+from .c_types import DOUBLE, CType
 from .names import Expr
 from .values import cast_dtype, convert
 

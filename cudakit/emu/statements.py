@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CompileError
-from .ctypes import CType
+from .c_types import CType
 from .memory import LOCAL_BASE, SHARED_BASE
 from .names import Binding, MemoryLV, Scope
 from .operators import truth

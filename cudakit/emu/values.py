@@ -3,7 +3,7 @@
 Vector values (``float4``...) are tuples of component values.
 
 >>> import numpy as np
->>> from cudakit.emu.ctypes import INT, FLOAT
+>>> from cudakit.emu.c_types import INT, FLOAT
 >>> convert(np.float32(-2.7), FLOAT, INT)
 np.int32(-2)
 >>> convert(np.float32(1e10), FLOAT, INT)
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ctypes import BOOL, CType
+from .c_types import BOOL, CType
 
 
 def cast_dtype(x, dt: np.dtype):

@@ -160,7 +160,7 @@ def test_doctests_of_the_emulator_modules():
     import doctest
     import importlib
 
-    for name in ("ctypes", "frontend", "memory", "racecheck", "values", "driver", "gpuarray",
+    for name in ("c_types", "frontend", "memory", "racecheck", "values", "driver", "gpuarray",
                  "module", "trace", "names", "operators", "runtime"):
         mod = importlib.import_module(f"cudakit.emu.{name}")
         assert doctest.testmod(mod).failed == 0, name
