@@ -7,6 +7,16 @@ import pytest
 from cudakit.backend import gpu_available
 
 
+@pytest.fixture(scope="module")
+def shell():
+    """An IPython shell with ``%load_ext cudakit`` done, as a notebook has it."""
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "cudakit")
+    return ip
+
+
 def pytest_collection_modifyitems(config, items):
     if gpu_available():
         return

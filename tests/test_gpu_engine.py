@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from IPython.testing.globalipapp import start_ipython
 
 import cudakit
 from cudakit import cuda
@@ -21,13 +20,6 @@ __global__ void vec_add(const float *a, const float *b, float *c, int n) {
 OUT_OF_BOUNDS = """
 __global__ void wild(int *x) { x[threadIdx.x * (1 << 28)] = 1; }
 """
-
-
-@pytest.fixture(scope="module")
-def shell():
-    ip = start_ipython()
-    ip.run_line_magic("load_ext", "cudakit")
-    return ip
 
 
 def test_engine_is_the_gpu():

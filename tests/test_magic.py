@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from IPython.testing.globalipapp import start_ipython
 
 import cudakit
 from cudakit import cuda
 from cudakit.magic import parse_line
-
-
-@pytest.fixture(scope="module")
-def shell():
-    ip = start_ipython()
-    ip.run_line_magic("load_ext", "cudakit")
-    return ip
 
 
 def test_magic_line_options_become_nvcc_flags():
