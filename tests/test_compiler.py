@@ -98,11 +98,11 @@ def test_unchanged_source_comes_from_the_cache(monkeypatch):
     def no_nvcc(*args, **kwargs):
         raise AssertionError(f"nvcc ran again for an unchanged source: {args[0]}")
 
-    monkeypatch.setattr(cudakit.compiler.subprocess, "run", no_nvcc)
-    second = cudakit.compile(SOURCE, name="again")
+    with monkeypatch.context() as patch:  # only nvcc is patched; the private cache stays
+        patch.setattr(cudakit.compiler.subprocess, "run", no_nvcc)
+        second = cudakit.compile(SOURCE, name="again")
     assert not first.cache_hit and second.cache_hit
     assert second.cubin == first.cubin and second.kernels == first.kernels
-    monkeypatch.undo()
     assert cudakit.compile(SOURCE, options=["-DUNUSED=1"], name="again").cache_hit is False
 
 
