@@ -246,13 +246,8 @@ class Batch:
         a = a.astype(np.uint64, copy=False)
         if a.size == 0:
             return
-        if known == "shared":
-            off = (a - np.uint64(SHARED_BASE)).astype(np.int64)
-            yield "shared", self.shared, self.blk_off[lanes] + off, lanes, off
-            return
-        if known == "local":
-            off = (a - np.uint64(LOCAL_BASE)).astype(np.int64)
-            yield "local", self.local.reshape(-1), lanes * self.local_bytes + off, lanes, off
+        if known in ("shared", "local"):  # the compiler proved the space and the bounds
+            yield self._window(known, a, lanes, size, site, op, checked=False)
             return
         bad = (a & np.uint64(align - 1)) != 0
         if bad.any():
@@ -263,23 +258,10 @@ class Batch:
             self._check_heap(a, lanes, size, site, op, lo, hi)
             yield "global", HEAP.arena, (a - np.uint64(HEAP_BASE)).astype(np.int64), lanes, a
             return
-        if lo >= SHARED_BASE and hi < SHARED_BASE + WINDOW:
-            off = (a - np.uint64(SHARED_BASE)).astype(np.int64)
-            over = off + size > self.shared_bytes
-            if over.any():
-                k = int(np.argmax(over))
-                self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
-            yield "shared", self.shared, self.blk_off[lanes] + off, lanes, off
-            return
-        if lo >= LOCAL_BASE and hi < LOCAL_BASE + WINDOW:
-            off = (a - np.uint64(LOCAL_BASE)).astype(np.int64)
-            over = off + size > self.local_sp
-            if over.any():
-                k = int(np.argmax(over))
-                self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
-            flat = self.local.reshape(-1)
-            yield "local", flat, lanes * self.local_bytes + off, lanes, off
-            return
+        for space, base in (("shared", SHARED_BASE), ("local", LOCAL_BASE)):
+            if lo >= base and hi < base + WINDOW:
+                yield self._window(space, a, lanes, size, site, op, checked=True)
+                return
         spaces = np.full(a.size, 3)
         for code, (start, end) in enumerate(((HEAP_BASE, 2**64), (SHARED_BASE, SHARED_BASE +
                                              WINDOW), (LOCAL_BASE, LOCAL_BASE + WINDOW))):
@@ -291,6 +273,25 @@ class Batch:
             sel = spaces == s
             if sel.any():
                 yield from self._segments(addr, lanes[sel], size, align, site, op)
+
+    def _window(self, space, a, lanes, size, site, op, checked):
+        """A shared or local access as (space, storage, byte indices, lanes, offsets).
+
+        With ``checked``, an offset past the block's shared bytes or the thread's local
+        stack is a memcheck fault.
+        """
+        base, limit = (
+            (SHARED_BASE, self.shared_bytes) if space == "shared" else (LOCAL_BASE, self.local_sp)
+        )
+        off = (a - np.uint64(base)).astype(np.int64)
+        if checked:
+            over = off + size > limit
+            if over.any():
+                k = int(np.argmax(over))
+                self._fault(site, op, size, lanes[k], int(a[k]), "out of bounds")
+        if space == "shared":
+            return "shared", self.shared, self.blk_off[lanes] + off, lanes, off
+        return "local", self.local.reshape(-1), lanes * self.local_bytes + off, lanes, off
 
     def _check_heap(self, a, lanes, size, site, op, lo, hi):
         alloc = HEAP.bounds(lo, hi + size)
