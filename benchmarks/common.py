@@ -10,8 +10,10 @@ are medians of CUDA-event measurements after a warm-up (CuPy on the device machi
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -124,3 +126,20 @@ def environment_line() -> str:
     except (OSError, subprocess.SubprocessError, IndexError):
         cuda = "no nvcc"
     return f"{date.today().isoformat()} · {gpu} · {cuda} · Python {platform.python_version()}"
+
+
+@functools.cache
+def lab_constant(notebook: str, name: str) -> int:
+    """An integer constant of a lab's ``%%cuda`` cells (``constexpr int`` or ``#define``).
+
+    Every cell that defines it must agree, or this raises.
+
+    >>> lab_constant("21_stencil.ipynb", "H2_ROWS")
+    16
+    """
+    pattern = rf"(?:constexpr\s+int\s+(?:\w+\s*=\s*\d+\s*,\s*)*{name}\s*=|#define\s+{name})\s*(\d+)"
+    found = {int(m.group(1)) for body, _ in cell_sources(notebook)
+             for m in re.finditer(pattern, body)}
+    if len(found) != 1:
+        raise LookupError(f"{notebook}: constant {name} defined as {sorted(found) or 'nothing'}")
+    return found.pop()

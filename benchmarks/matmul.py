@@ -25,6 +25,7 @@ os.environ["CUPY_TF32"] = "0"  # before CuPy is imported: cuBLAS in plain FP32
 
 BM = BN = 128  # block tile of the register-tiled kernels; must match the lab
 TILE = 32  # block tile of matmul_naive / matmul_tiled
+NOTEBOOK = "12_matmul.ipynb"
 KERNELS = ["matmul_naive", "matmul_tiled", "matmul_regtile", "matmul_vec", "matmul_dbuf"]
 SIZES = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
          (1000, 1000, 1000), (1023, 777, 1029)]
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", nargs="*", default=[f"{m}x{n}x{k}" for m, n, k in SIZES],
                         help="M x N x K of each problem, e.g. 4096x4096x4096")
     args = parser.parse_args(argv)
-    k = build_kernels("12_matmul.ipynb", args.kernels)
+    k = build_kernels(NOTEBOOK, args.kernels)
     rng = np.random.default_rng(2026)
     print(environment_line())
     table, gflops = [], {}

@@ -31,7 +31,7 @@ from benchmarks.common import (
     time_ms,
 )
 
-NOTEBOOK = "labs/20_nbody.ipynb"
+NOTEBOOK = "20_nbody.ipynb"
 KERNELS = ("force1d_global", "force1d_register", "force1d_shared", "nbody_naive", "nbody_tiled",
            "nbody_unrolled", "kick", "drift")
 FLOP_PER_PAIR = 20

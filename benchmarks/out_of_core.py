@@ -25,7 +25,8 @@ import numpy as np
 from benchmarks.common import build_kernels, environment_line, markdown_table, time_ms
 from benchmarks.stencil import C0, C1, FLOP_2D, heat2d_reference
 
-NOTEBOOK = "labs/22_out_of_core.ipynb"
+NOTEBOOK = "22_out_of_core.ipynb"
+KERNELS = ("heat2d_chunk",)
 BLOCK = (32, 8)
 
 
@@ -151,7 +152,7 @@ def main() -> None:
     parser.add_argument("--budget-mb", type=int, default=256)
     parser.add_argument("--streams", type=int, default=3)
     opts = parser.parse_args()
-    kernel = build_kernels(NOTEBOOK, ["heat2d_chunk"])["heat2d_chunk"]
+    kernel = build_kernels(NOTEBOOK, list(KERNELS))["heat2d_chunk"]
     rng = np.random.default_rng(22)
     print(environment_line())
 

@@ -24,6 +24,8 @@ import numpy as np
 from .common import build_kernels, environment_line, markdown_table, time_ms
 
 BLOCK = 256  # threads per block for every kernel; must equal BLOCK_SIZE in the lab
+NOTEBOOK = "10_reduction.ipynb"
+KERNELS = tuple(f"reduce{k}" for k in range(8)) + ("read_ceiling",)
 # (time in ms, GB/s) of Harris, "Optimizing Parallel Reduction in CUDA" (2007),
 # 2^22 ints on a GeForce 8800 GTX (G80, 86.4 GB/s peak).
 HARRIS_G80 = {
@@ -79,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     exact = int(host.sum(dtype=np.int64))
     d_in = cp.asarray(host)
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-    names = [f"reduce{k}" for k in range(8)] + ["read_ceiling"]
-    k = build_kernels("10_reduction.ipynb", names)
+    k = build_kernels(NOTEBOOK, list(KERNELS))
     resident_grid = sms * (2048 // BLOCK)
     dyn = BLOCK * 4
 

@@ -16,23 +16,21 @@ time-block depth and window size.  Run on the device machine:
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks.common import (
     build_kernels,
-    cell_sources,
     environment_line,
+    lab_constant,
     markdown_table,
     relative_error,
     time_ms,
 )
 
-NOTEBOOK = "labs/21_stencil.ipynb"
+NOTEBOOK = "21_stencil.ipynb"
 KERNELS = ("average3", "average3_shared", "heat2d", "heat2d_shared", "heat2d_rows", "heat2d_vec4",
            "heat3d", "heat3d_stream", "heat2d_temporal", "copy4")
 C0, C1 = 0.6, 0.1          # c0 + 4 c1 = 1: a stable explicit heat step
@@ -61,23 +59,16 @@ def heat3d_reference(u: np.ndarray, c0: float, c1: float) -> np.ndarray:
     return v
 
 
-@functools.cache
-def lab_constant(name: str, notebook: str = NOTEBOOK) -> int:
-    """An integer ``constexpr`` of the lab's cells, e.g. ``H2_ROWS``: the rows one thread walks."""
-    text = "\n".join(body for body, _ in cell_sources(notebook))
-    return int(re.search(rf"{name}\s*=\s*(\d+)", text).group(1))
-
-
 def rows_launch(k, u, v, nx, ny, width=256):
     """Launch ``heat2d_rows``: blocks of ``width`` threads, each thread a column of H2_ROWS."""
-    rows = lab_constant("H2_ROWS")
+    rows = lab_constant(NOTEBOOK, "H2_ROWS")
     k((-(-nx // width), -(-(ny - 2) // rows)), (width, 1),
       (u, v, np.int32(nx), np.int32(ny), np.float32(C0), np.float32(C1)))
 
 
 def vec4_launch(k, u, v, nx, ny, width=32):
     """Launch ``heat2d_vec4`` (nx % 4 == 0): each thread a float4 column of V4_ROWS rows."""
-    rows = lab_constant("V4_ROWS")
+    rows = lab_constant(NOTEBOOK, "V4_ROWS")
     k((-(-nx // 4 // width), -(-(ny - 2) // rows)), (width, 1),
       (u, v, np.int32(nx), np.int32(ny), np.float32(C0), np.float32(C1)))
 

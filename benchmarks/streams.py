@@ -40,6 +40,8 @@ import numpy as np
 from .common import cuda_cells, environment_line, markdown_table
 from .transfers import Gpu
 
+NOTEBOOK = "08_streams.ipynb"
+KERNELS = ("work",)
 STEPS = ("up", "work", "down")
 
 
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     gpu = Gpu()
     try:
-        work = gpu.module(cuda_cells("08_streams.ipynb")).get_function("work")
+        work = gpu.module(cuda_cells(NOTEBOOK)).get_function("work")
         result = measure(gpu, work, 1 << args.log2_elements)
     finally:
         gpu.close()

@@ -34,6 +34,10 @@ from cudakit.timing import crossover, fit_latency_bandwidth
 
 from .common import cuda_cells, environment_line, markdown_table
 
+# the kernels this script borrows, by lab
+LAB_KERNELS = {"08_streams.ipynb": ("copy4",), "06_speedup.ipynb": ("empty",),
+               "07_cpu_or_gpu.ipynb": ("saxpy",)}
+
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
 
@@ -245,19 +249,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     gpu = Gpu()
     try:
-        streams_src = gpu.module(cuda_cells("08_streams.ipynb"))
-        speedup_src = gpu.module(cuda_cells("06_speedup.ipynb"))
-        cpu_gpu_src = gpu.module(cuda_cells("07_cpu_or_gpu.ipynb"))
+        kernel = {name: gpu.module(cuda_cells(lab)).get_function(name)
+                  for lab, names in LAB_KERNELS.items() for name in names}
         sizes = [1 << k for k in range(10, args.max_log2 + 1, 2)]
         result = {"environment": environment_line(), "pcie link": pcie_link()}
         copies = copy_sweep(gpu, sizes)
         result["copies"] = {"sizes": sizes, "ms": copies,
                             "fits": {k: fit_latency_bandwidth(sizes, v) for k, v in copies.items()}}
-        result["link peak"] = link_peak(gpu, streams_src.get_function("copy4"), 1 << args.max_log2)
-        result["launch"] = launch_overhead(gpu, speedup_src.get_function("empty"))
+        result["link peak"] = link_peak(gpu, kernel["copy4"], 1 << args.max_log2)
+        result["launch"] = launch_overhead(gpu, kernel["empty"])
         for memory in ("pageable", "pinned"):
             result[f"cpu or gpu, {memory}"] = cpu_or_gpu(
-                gpu, cpu_gpu_src.get_function("saxpy"), sizes, memory == "pinned")
+                gpu, kernel["saxpy"], sizes, memory == "pinned")
     finally:
         gpu.close()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ import numpy as np
 from .common import build_kernels, environment_line, markdown_table, time_ms
 
 TILE, BLOCK_ROWS = 32, 8  # must match the lab's #defines
+NOTEBOOK = "11_transpose.ipynb"
 KERNELS = ["copy", "transpose_naive", "transpose_tiled", "transpose_padded", "transpose_vec4"]
 SHAPES = [(8192, 8192), (4096, 4096), (8192, 2048), (2048, 8192), (4097, 3001)]
 
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="rows x cols of each input, e.g. 4097x3001")
     args = parser.parse_args(argv)
     shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
-    k = build_kernels("11_transpose.ipynb", KERNELS)
+    k = build_kernels(NOTEBOOK, KERNELS)
     rng = np.random.default_rng(2026)
     print(environment_line())
     rows_out, ratio = [], {}

@@ -1,0 +1,64 @@
+"""The GPU benchmarks read their kernels and tile constants from the labs' ``%%cuda`` cells.
+
+They only run on a GPU, so a renamed kernel, a wrong notebook path or a lab constant that no
+longer matches the script would go unnoticed until then; these checks run anywhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import (
+    common,
+    matmul,
+    nbody,
+    out_of_core,
+    reduction,
+    stencil,
+    streams,
+    transfers,
+    transpose,
+)
+from cudakit.signature import parse_kernels
+
+WITH_KERNELS = [matmul, nbody, out_of_core, reduction, stencil, streams, transpose]
+
+
+def kernels_of(notebook: str) -> set[str]:
+    return {name for body, _ in common.cell_sources(notebook) for name in parse_kernels(body)}
+
+
+@pytest.mark.parametrize("module", WITH_KERNELS, ids=lambda m: m.__name__)
+def test_benchmarked_kernels_are_defined_in_their_lab(module):
+    missing = set(module.KERNELS) - kernels_of(module.NOTEBOOK)
+    assert not missing, f"{module.NOTEBOOK} defines no {sorted(missing)}"
+
+
+@pytest.mark.parametrize(("notebook", "names"), transfers.LAB_KERNELS.items())
+def test_transfer_benchmark_kernels_are_defined(notebook, names):
+    assert set(names) <= kernels_of(notebook)
+
+
+@pytest.mark.parametrize(
+    ("module", "script_name", "lab_name"),
+    [
+        (matmul, "BM", "BM"),
+        (matmul, "BN", "BN"),
+        (matmul, "TILE", "TILE"),
+        (transpose, "TILE", "TILE"),
+        (transpose, "BLOCK_ROWS", "BLOCK_ROWS"),
+        (reduction, "BLOCK", "BLOCK_SIZE"),
+    ],
+)
+def test_script_constants_match_the_lab(module, script_name, lab_name):
+    assert getattr(module, script_name) == common.lab_constant(module.NOTEBOOK, lab_name)
+
+
+def test_stencil_launch_constants_come_from_the_lab():
+    assert common.lab_constant(stencil.NOTEBOOK, "H2_ROWS") == 16
+    assert common.lab_constant(stencil.NOTEBOOK, "V4_ROWS") == 4
+
+
+def test_a_missing_constant_is_named():
+    with pytest.raises(LookupError, match="NO_SUCH_CONSTANT"):
+        common.lab_constant(stencil.NOTEBOOK, "NO_SUCH_CONSTANT")
