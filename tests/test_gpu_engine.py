@@ -82,6 +82,16 @@ def test_event_timer_and_benchmark(shell):
     assert t.ms > 0
 
 
+def test_benchmark_leaves_out_the_host_launch_cost():
+    """A kernel that waits 50 us measures about 50 us, not 50 us plus Python's launch time."""
+    from cudakit.timing import gpu_wait
+
+    gpu_wait(1)  # load the waiting kernel before anything is timed
+    issue = cudakit.benchmark(lambda: gpu_wait(50), warmup=2, repeat=50, host=True)
+    bench = cudakit.benchmark(lambda: gpu_wait(50), warmup=3, repeat=50)
+    assert 0.050 <= bench.median < 0.050 + 0.5 * issue.median, (bench, issue)
+
+
 def test_device_info_matches_the_driver():
     import pycuda.driver as drv
 
