@@ -13,6 +13,7 @@ never GPU time.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -77,8 +78,14 @@ __global__ void cudakit_wait(unsigned long long ns)
     } while (now - start < ns);
 }
 """
-_wait_kernel = []
 MAX_HEAD_START_US = 20_000.0
+
+
+@functools.cache
+def _wait_kernel():
+    from .kernel import load
+
+    return load(_WAIT_SOURCE, name="cudakit_wait")["cudakit_wait"]
 
 
 def gpu_wait(microseconds: float, stream=None) -> None:
@@ -86,11 +93,7 @@ def gpu_wait(microseconds: float, stream=None) -> None:
 
     >>> gpu_wait(100)  # doctest: +SKIP
     """
-    if not _wait_kernel:
-        from .kernel import load
-
-        _wait_kernel.append(load(_WAIT_SOURCE, name="cudakit_wait")["cudakit_wait"])
-    _wait_kernel[0](np.uint64(microseconds * 1e3), grid=(1,), block=(1,), stream=stream)
+    _wait_kernel()(np.uint64(microseconds * 1e3), grid=(1,), block=(1,), stream=stream)
 
 
 @dataclass
@@ -110,6 +113,9 @@ class Timer:
 @contextmanager
 def timer(stream=None):
     """Time a region of device work with CUDA events on ``stream``.
+
+    On an idle GPU the region's time includes the host's time to issue its first launch;
+    :func:`benchmark` leaves that out.
 
     >>> with timer() as t:  # doctest: +SKIP
     ...     kernel(d_x, n, grid=(g,), block=(256,))
