@@ -92,6 +92,11 @@ def temporal_launch(k, u, v, nx, ny, wx, wy, depth, block=(32, 8)):
                     np.int32(wx), np.int32(wy), np.int32(depth)), shared_mem=shared)
 
 
+def step_row(name: str, steps, ms: float, sweep: int, flop: int) -> list:
+    """A table row: kernel, steps per pass, ms per step, effective GB/s, GFLOP/s."""
+    return [name, str(steps), f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}", f"{flop / ms / 1e6:.0f}"]
+
+
 def check(k, rng) -> list[list]:
     """Every kernel against NumPy on grids whose sizes divide by no block size."""
     import cupy as cp
@@ -169,27 +174,16 @@ def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
     rows.append(["cudaMemcpy DtoD", "-", f"{memcpy_ms:.3f}", f"{data['memcpy_gbs']:.0f}", "-"])
 
     args = (u, v, np.int32(n), np.int32(n), np.float32(C0), np.float32(C1))
-    best = None
-    for block in ((32, 4), (32, 8), (64, 4), (128, 2), (128, 4), (256, 1)):
-        ms = time_ms(lambda b=block: k["heat2d"](grid2(n, n, b), b, args))
-        rows.append([f"heat2d {block[0]}x{block[1]}", "1", f"{ms:.3f}",
-                     f"{sweep / ms / 1e6:.0f}", f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
-        best = ms if best is None else min(best, ms)
-    ms = time_ms(lambda: k["heat2d_shared"](grid2(n, n, (32, 8)), (32, 8), args))
-    rows.append(["heat2d_shared 32x8", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
-                 f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
-    best = min(best, ms)
-    for width in (128, 256, 512):
-        ms = time_ms(lambda w=width: rows_launch(k["heat2d_rows"], u, v, n, n, w))
-        rows.append([f"heat2d_rows {width}x1", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
-                     f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
-        best = min(best, ms)
-    for width in (32, 64, 128):
-        ms = time_ms(lambda w=width: vec4_launch(k["heat2d_vec4"], u, v, n, n, w))
-        rows.append([f"heat2d_vec4 {width}x1", "1", f"{ms:.3f}", f"{sweep / ms / 1e6:.0f}",
-                     f"{FLOP_2D * n * n / ms / 1e6:.0f}"])
-        best = min(best, ms)
-    data["single_step_ms"] = best
+    single = {f"heat2d {b[0]}x{b[1]}": lambda b=b: k["heat2d"](grid2(n, n, b), b, args)
+              for b in ((32, 4), (32, 8), (64, 4), (128, 2), (128, 4), (256, 1))}
+    single["heat2d_shared 32x8"] = lambda: k["heat2d_shared"](grid2(n, n, (32, 8)), (32, 8), args)
+    single |= {f"heat2d_rows {w}x1": lambda w=w: rows_launch(k["heat2d_rows"], u, v, n, n, w)
+               for w in (128, 256, 512)}
+    single |= {f"heat2d_vec4 {w}x1": lambda w=w: vec4_launch(k["heat2d_vec4"], u, v, n, n, w)
+               for w in (32, 64, 128)}
+    single_ms = {name: time_ms(launch) for name, launch in single.items()}
+    rows += [step_row(name, 1, ms, sweep, FLOP_2D * n * n) for name, ms in single_ms.items()]
+    data["single_step_ms"] = min(single_ms.values())
 
     for wx, wy in ((64, 32), (64, 64), (128, 32), (128, 64), (128, 96), (256, 32)):
         for depth in (1, 2, 3, 4, 6, 8, 12):
@@ -203,10 +197,9 @@ def time_2d(k, n: int, rng) -> tuple[list[list], dict]:
                                          "ms_per_step": per_step})
     top = sorted(data["temporal"], key=lambda r: r["ms_per_step"])[:6]
     for r in top:
-        rows.append([f"heat2d_temporal w={r['wx']}x{r['wy']} b={r['block'][0]}x{r['block'][1]}",
-                     str(r["depth"]), f"{r['ms_per_step']:.3f}",
-                     f"{sweep / r['ms_per_step'] / 1e6:.0f}",
-                     f"{FLOP_2D * n * n / r['ms_per_step'] / 1e6:.0f}"])
+        rows.append(step_row(
+            f"heat2d_temporal w={r['wx']}x{r['wy']} b={r['block'][0]}x{r['block'][1]}",
+            r["depth"], r["ms_per_step"], sweep, FLOP_2D * n * n))
     data["temporal_best_ms"] = top[0]["ms_per_step"]
     return rows, data
 
@@ -227,13 +220,13 @@ def time_3d(k, n: int, rng) -> tuple[list[list], dict]:
     for block in ((32, 4, 2), (32, 8, 1), (64, 4, 1), (128, 2, 1)):
         grid = tuple(-(-n // b) for b in block)
         ms = time_ms(lambda g=grid, b=block: k["heat3d"](g, b, args))
-        rows.append([f"heat3d {'x'.join(map(str, block))}", "1", f"{ms:.3f}",
-                     f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
+        rows.append(step_row(f"heat3d {'x'.join(map(str, block))}", 1, ms, sweep,
+                             FLOP_3D * n ** 3))
     for slabs in (1, 4, 8, 16, 32):
         grid = (*grid2(n, n, (32, 8)), slabs)
         ms = time_ms(lambda g=grid: k["heat3d_stream"](g, (32, 8), args))
-        rows.append([f"heat3d_stream 32x8, {slabs} z-slabs", "1", f"{ms:.3f}",
-                     f"{sweep / ms / 1e6:.0f}", f"{FLOP_3D * n ** 3 / ms / 1e6:.0f}"])
+        rows.append(step_row(f"heat3d_stream 32x8, {slabs} z-slabs", 1, ms, sweep,
+                             FLOP_3D * n ** 3))
     return rows, data
 
 

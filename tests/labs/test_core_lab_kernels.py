@@ -10,30 +10,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import cudakit
-from benchmarks.common import cell_sources
 from cudakit import cuda
 
 
-def lab_kernels(notebook: str) -> dict:
-    kernels = {}
-    for body, options in cell_sources(notebook):
-        kernels.update(cudakit.load(body, options))
-    return kernels
-
-
 @pytest.fixture(scope="module")
-def reduction():
+def reduction(lab_kernels):
     return lab_kernels("10_reduction.ipynb")
 
 
 @pytest.fixture(scope="module")
-def transpose():
+def transpose(lab_kernels):
     return lab_kernels("11_transpose.ipynb")
 
 
 @pytest.fixture(scope="module")
-def matmul():
+def matmul(lab_kernels):
     return lab_kernels("12_matmul.ipynb")
 
 

@@ -10,20 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import cudakit
-from benchmarks.common import cell_sources
-from benchmarks.stencil import C0, C1, heat2d_reference
+from benchmarks.stencil import C0, C1, NOTEBOOK, heat2d_reference
 from cudakit import cuda
-
-NOTEBOOK = "21_stencil.ipynb"
 
 
 @pytest.fixture(scope="module")
-def stencil():
-    kernels = {}
-    for body, options in cell_sources(NOTEBOOK):
-        kernels.update(cudakit.load(body, options))
-    return kernels
+def stencil(lab_kernels):
+    return lab_kernels(NOTEBOOK)
 
 
 def run(launch, u: np.ndarray, launches: int) -> np.ndarray:
