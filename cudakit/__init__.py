@@ -34,7 +34,7 @@ _LAZY = {
     "CompiledModule": "compiler",
     "KernelInfo": "compiler",
     "Kernel": "kernel",
-    "load": "kernel",
+    "load": "binding",
     "problem_size": "backend",
     "backend_name": "backend",
     "timer": "timing",

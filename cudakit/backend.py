@@ -50,6 +50,19 @@ def backend_name() -> str:
     return "gpu" if gpu_available() else "emu"
 
 
+def device_index() -> int:
+    """The CUDA device this process uses: ``CUDAKIT_DEVICE``, default 0."""
+    return int(os.environ.get("CUDAKIT_DEVICE", "0"))
+
+
+def gpu_compute_capability() -> tuple[int, int]:
+    """``(major, minor)`` of the GPU in use, asked of the driver (no context needed)."""
+    import pycuda.driver as drv
+
+    drv.init()
+    return tuple(drv.Device(device_index()).compute_capability())
+
+
 def on_gpu() -> bool:
     """True when kernels run on a real GPU."""
     return backend_name() == "gpu"

@@ -151,13 +151,9 @@ def check_arch(arch: str) -> str:
 
 def default_arch() -> str:
     """The present GPU's ``sm_XY`` when one is in use, else ``sm_90`` (the H100)."""
-    from .backend import on_gpu
+    from .backend import gpu_compute_capability, on_gpu
 
-    if on_gpu():
-        from .gpu import device_compute_capability
-
-        return normalize_arch(device_compute_capability())
-    return DEFAULT_ARCH
+    return normalize_arch(gpu_compute_capability()) if on_gpu() else DEFAULT_ARCH
 
 
 # -- cache ------------------------------------------------------------------------------------

@@ -6,16 +6,16 @@ context; it is reported once as :class:`~cudakit.errors.KernelFaultError` with w
 to do, and every later call says so instead of failing obscurely.
 
 >>> from cudakit import gpu  # doctest: +SKIP
->>> gpu.device_compute_capability()  # doctest: +SKIP
-(9, 0)
+>>> gpu.device().name()  # doctest: +SKIP
+'NVIDIA H100 80GB HBM3'
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
-import os
 
+from .backend import device_index
 from .errors import CudakitError, KernelFaultError, LaunchError, NoDeviceError
 
 _FAULT_WORDS = (
@@ -56,7 +56,7 @@ def device():
         raise NoDeviceError(f"the CUDA driver did not start: {exc}") from exc
     if count == 0:
         raise NoDeviceError("no CUDA device is present")
-    return drv.Device(int(os.environ.get("CUDAKIT_DEVICE", "0")))
+    return drv.Device(device_index())
 
 
 def context():
@@ -81,10 +81,6 @@ def _release() -> None:
         ctx.detach()
     except Exception:
         pass
-
-
-def device_compute_capability() -> tuple[int, int]:
-    return tuple(device().compute_capability())
 
 
 def translate(exc: Exception, kernel: str | None = None) -> CudakitError | None:

@@ -109,7 +109,8 @@ def run_in_subprocess(
 def _child(directory: Path) -> None:
     """The child's side: load the job, launch, save the arrays back."""
     from . import cuda
-    from .kernel import find_kernel, load
+    from .binding import load
+    from .kernel import find_kernel
 
     job = json.loads((directory / "job.json").read_text())
     kernels = load((directory / "source.cu").read_text(), job["options"])

@@ -75,7 +75,7 @@ def _identifier(kernel_name: str) -> str:
 def cuda_cell(line: str, cell: str, namespace: dict) -> dict:
     """What ``%%cuda`` does, without IPython: returns the kernels it bound."""
     from .backend import backend_name
-    from .kernel import load
+    from .binding import load
 
     args, options = parse_line(line)
     name = args.name or "cell"

@@ -83,7 +83,7 @@ MAX_HEAD_START_US = 20_000.0
 
 @functools.cache
 def _wait_kernel():
-    from .kernel import load
+    from .binding import load
 
     return load(_WAIT_SOURCE, name="cudakit_wait")["cudakit_wait"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cudakit.binding import load
 from cudakit.grading import checks
-from cudakit.kernel import load
 
 
 def test_sizes_cover_the_awkward_cases():
