@@ -170,45 +170,51 @@ def transpose():
 
     src = (HERE / "transpose.cu").read_text()
     ks = {}
-    for tile, brows in ((32, 8), (32, 16), (32, 32), (64, 8), (64, 16)):
-        ks[(tile, brows)], _ = build(variant(src, TILE=tile, BLOCK_ROWS=brows),
-                                     ["transpose_padded", "copy_tiled", "copy_flat4"])
+    for tile, brows in ((32, 8), (64, 8), (64, 16)):
+        ks[("padded", tile, brows)], _ = build(variant(src, TILE=tile, BLOCK_ROWS=brows),
+                                               ["transpose_padded", "copy_tiled", "copy_flat4"])
+    for r, c, t in ((32, 32, 256), (64, 64, 256), (64, 64, 512), (32, 128, 256), (32, 128, 512),
+                    (128, 32, 512), (64, 128, 512), (128, 64, 512), (64, 128, 1024),
+                    (128, 64, 1024), (96, 96, 512)):
+        ks[("rect", r, c, t)], _ = build(variant(src, TILE_R=r, TILE_C=c, THREADS=t), ["transpose_rect"])
     rng = np.random.default_rng(11)
     rows = []
-    for r, c in ((8192, 8192), (4096, 4096), (8192, 2048), (2048, 8192), (4097, 3001),
-                 (3001, 4097), (1, 1 << 24), (1 << 24, 1)):
+    flat = ks[("padded", 32, 8)]["copy_flat4"]
+    for r, c in ((8192, 8192), (8192, 2048), (2048, 8192), (4097, 3001), (3001, 4097),
+                 (1, 1 << 24), (1 << 24, 1)):
         host = rng.standard_normal((r, c), dtype=np.float32)
         d = cp.asarray(host)
         o = cp.empty_like(d)
         nbytes = 2 * host.nbytes
-        line = {"memcpy": time_ms(lambda: o.data.copy_from_device(d.data, d.nbytes))}
-        k0 = ks[(32, 8)]
         n4 = r * c // 4
-        line["copy_flat4"] = time_ms(lambda: k0["copy_flat4"](((n4 + 255) // 256 + 1,), (256,),
-                                                              (d, o, np.int32(r), np.int32(c))))
-        o.fill(np.nan)
-        k0["copy_flat4"](((n4 + 255) // 256 + 1,), (256,), (d, o, np.int32(r), np.int32(c)))
-        okc = bool(np.array_equal(o.get(), host))
-        for (tile, brows), k in ks.items():
-            grid = ((c + tile - 1) // tile, (r + tile - 1) // tile)
-            if grid[0] > 2**31 - 1 or grid[1] > 65535:
+        args = (d, o, np.int32(r), np.int32(c))
+        line = {"memcpy": time_ms(lambda: o.data.copy_from_device(d.data, d.nbytes)),
+                "copy_flat4": time_ms(lambda: flat(((n4 + 255) // 256 + 1,), (256,), args))}
+        for key, k in ks.items():
+            if key[0] == "padded":
+                tile, brows = key[1:]
+                grid, block = ((c + tile - 1) // tile, (r + tile - 1) // tile), (tile, brows)
+                names = ["copy_tiled", "transpose_padded"]
+            else:
+                tr, tc, threads = key[1:]
+                grid, block = ((c + tc - 1) // tc, (r + tr - 1) // tr), (threads,)
+                names = ["transpose_rect"]
+            if grid[1] > 65535:
                 continue
-            for name in ("copy_tiled", "transpose_padded"):
-                f = lambda k=k, name=name, grid=grid: k[name](grid, (tile, brows), (d, o, np.int32(r), np.int32(c)))
+            for name in names:
                 o2 = cp.full((r, c) if name == "copy_tiled" else (c, r), np.nan, cp.float32)
-                k[name](grid, (tile, brows), (d, o2, np.int32(r), np.int32(c)))
+                k[name](grid, block, (d, o2, np.int32(r), np.int32(c)))
                 ok = bool(np.array_equal(o2.get(), host if name == "copy_tiled" else host.T))
                 del o2
-                line[f"{name} {tile}x{brows}" + ("" if ok else " WRONG")] = time_ms(f)
+                label = f"{name} {'x'.join(map(str, key[1:]))}" + ("" if ok else " WRONG")
+                line[label] = time_ms(lambda k=k, name=name, grid=grid, block=block: k[name](grid, block, args))
         for name, ms in line.items():
             rows.append(dict(shape=f"{r}x{c}", kernel=name, ms=ms, gbs=nbytes / ms / 1e6,
                              of_memcpy=line["memcpy"] / ms, of_flat=line["copy_flat4"] / ms))
-        best = max((k for k in line if k.startswith("transpose")), key=lambda k: -line[k])
+        top = sorted((k for k in line if k.startswith("transpose")), key=line.get)[:3]
         print(f"{r}x{c}: memcpy {nbytes / line['memcpy'] / 1e6:.0f} GB/s, flat4 "
-              f"{line['memcpy'] / line['copy_flat4']:.3f} of memcpy (ok {okc}); copy_tiled 32x8 "
-              f"{line['memcpy'] / line['copy_tiled 32x8']:.3f}; best transpose {best} "
-              f"{line['copy_flat4'] / line[best]:.3f} of flat4, "
-              f"{line['copy_tiled 32x8'] / line[best]:.3f} of tiled copy", flush=True)
+              f"{line['memcpy'] / line['copy_flat4']:.3f} of memcpy; "
+              + "; ".join(f"{t} {line['copy_flat4'] / line[t]:.3f} of flat4" for t in top), flush=True)
         del d, o
     RESULTS["transpose"] = rows
 
@@ -220,13 +226,14 @@ def matmul():
     from benchmarks.common import build_kernels
 
     src = (HERE / "sgemm.cu").read_text()
-    configs = [(128, 128, 8, 2), (128, 128, 16, 2), (128, 128, 16, 1), (128, 64, 16, 4),
-               (128, 64, 8, 4), (64, 64, 16, 8), (64, 64, 8, 8), (64, 128, 16, 4)]
+    configs = [(128, 128, 16, 2, 8), (128, 128, 16, 1, 8), (128, 128, 8, 1, 16),
+               (128, 128, 16, 1, 16), (256, 128, 8, 1, 16), (128, 64, 8, 4, 8),
+               (64, 64, 16, 4, 8), (64, 64, 8, 4, 8), (128, 64, 16, 1, 16), (128, 64, 8, 2, 16)]
     ks = {}
     for cfg in configs:
-        bm, bn, bk, mb = cfg
+        bm, bn, bk, mb, tm = cfg
         try:
-            ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb), ["sgemm"])
+            ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb, TM=tm), ["sgemm"])
             RESULTS.setdefault("sgemm_build", {})[str(cfg)] = info
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
@@ -234,7 +241,7 @@ def matmul():
     rng = np.random.default_rng(12)
     rows = []
     for m, n, kk in ((4096, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 1000),
-                     (1023, 777, 1029), (1024, 1024, 1024)):
+                     (1023, 777, 1029)):
         a = rng.uniform(-1, 1, (m, kk)).astype(np.float32)
         b = rng.uniform(-1, 1, (kk, n)).astype(np.float32)
         ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -245,15 +252,15 @@ def matmul():
                 "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
                                                           (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
         for cfg, k in ks.items():
-            bm, bn, bk, mb = cfg
+            bm, bn, bk, mb, tm = cfg
             for split in ((1,) if m >= 2048 else (1, 2, 3, 4)):
                 grid = ((n + bn - 1) // bn, (m + bm - 1) // bm, split)
 
-                def run(k=k, grid=grid, split=split, bm=bm, bn=bn):
+                def run(k=k, grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
                     if split > 1:
                         dc.fill(0)
-                    k["sgemm"](grid, ((bm // 8) * (bn // 8),), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
-                runs[f"sgemm {bm}x{bn}x{bk} mb{mb} split{split}"] = run
+                    k["sgemm"](grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
+                runs[f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} split{split}"] = run
         for name, fn in runs.items():
             dc.fill(np.nan)
             fn()
@@ -290,8 +297,9 @@ def nbody():
     d = body[None, :, :3].astype(np.float64) - body[:, None, :3].astype(np.float64)
     r2 = (d ** 2).sum(-1) + float(eps2)
     ref = (d * (body[None, :, 3] / r2 ** 1.5)[..., None]).sum(1)
-    for tile, per in ((256, 1), (256, 2), (128, 2), (128, 4), (256, 4), (64, 4), (128, 8)):
-        for unroll in (16, 32):
+    sass_dump(src)
+    for tile, per in ((256, 1), (256, 2), (128, 2)):
+        for unroll in (32, 64):
             s = variant(src, NB_TILE=tile, NB_PER_THREAD=per).replace("#pragma unroll 16", f"#pragma unroll {unroll}")
             k, info = build(s, ["nbody_ilp"], ["-ftz=true"])
             k = k["nbody_ilp"]
@@ -310,6 +318,24 @@ def nbody():
             print(f"nbody tile {tile} per {per} unroll {unroll}: err {err:.1e} regs {info['regs']} "
                   f"256K {rows[-1]['of_peak']:.3f} of peak, 64K {rows[-2]['of_peak']:.3f}", flush=True)
     RESULTS["nbody"] = {"peak": peak, "rows": rows}
+
+
+def sass_dump(src):
+    from benchmarks.common import cell_sources
+
+    lab = [b for b, _ in cell_sources("20_nbody.ipynb") if "nbody_unrolled" in b][0]
+    for name, text in (("lab nbody_unrolled", lab), ("ilp P=2", variant(src, NB_PER_THREAD=2))):
+        with tempfile.TemporaryDirectory() as tmp:
+            cu, cubin = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
+            cu.write_text('extern "C" {\n' + text + "\n}\n")
+            subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", "-ftz=true", "-o", str(cubin),
+                            str(cu)], check=True)
+            sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
+                                  text=True).stdout
+        RESULTS.setdefault("sass", {})[name] = sass
+        ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?P\w+\s+)?([A-Z][A-Z0-9]*)", sass)
+        from collections import Counter
+        print(name, Counter(ops).most_common(16), flush=True)
 
 
 @section
@@ -383,9 +409,15 @@ def main() -> None:
 
     RESULTS["env"] = environment_line()
     print(RESULTS["env"], flush=True)
+    clocks = subprocess.Popen(
+        ["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,"
+         "clocks_throttle_reasons.active", "--format=csv,noheader", "-lms", "100"],
+        stdout=open(opts.out / "clocks.csv", "w"), stderr=subprocess.DEVNULL)
     for name in opts.only:
+        print(f"== {name} starts at {time.strftime('%H:%M:%S')}", flush=True)
         globals()[name]()
         (opts.out / "sweep16.json").write_text(json.dumps(RESULTS, indent=1, default=str))
+    clocks.terminate()
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
-// sgemm: BM x BN block tile, 8 x 8 results per thread, BK deep, two shared buffers,
+// sgemm: BM x BN block tile, TM x 8 results per thread, BK deep, two shared buffers,
 // warps laid out as 8 x 4 threads, split-K over gridDim.z (atomicAdd when split).
 #define BM 128
 #define BN 128
 #define BK 16
 #define MIN_BLOCKS 2
+#define TM 8
 #define TX (BN / 8)
-#define TY (BM / 8)
+#define TY (BM / TM)
 #define THREADS (TX * TY)
 #define A_LOADS (BM * BK / 4 / THREADS)
 #define B_LOADS (BK * BN / 4 / THREADS)
@@ -45,7 +46,7 @@ sgemm(const float *__restrict__ A, const float *__restrict__ B, float *__restric
         int e = t + l * THREADS, bk = e / (BN / 4), bn = e % (BN / 4) * 4;
         b4[l] = load4(B, N, kbeg + bk, col0 + bn, kend, N);
     }
-    float acc[8][8] = {};
+    float acc[TM][8] = {};
     int buf = 0;
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
 #pragma unroll
@@ -76,14 +77,18 @@ sgemm(const float *__restrict__ A, const float *__restrict__ B, float *__restric
         }
 #pragma unroll
         for (int k = 0; k < BK; k++) {
-            float4 a0 = *(const float4 *)&As[buf][k][ty * 4];
-            float4 a1 = *(const float4 *)&As[buf][k][BM / 2 + ty * 4];
+            float av[TM], bv[8];
+#pragma unroll
+            for (int g = 0; g < TM / 4; g++) {
+                float4 a = *(const float4 *)&As[buf][k][g * (BM / (TM / 4)) + ty * 4];
+                av[4 * g] = a.x; av[4 * g + 1] = a.y; av[4 * g + 2] = a.z; av[4 * g + 3] = a.w;
+            }
             float4 b0 = *(const float4 *)&Bs[buf][k][tx * 4];
             float4 b1 = *(const float4 *)&Bs[buf][k][BN / 2 + tx * 4];
-            float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+            bv[0] = b0.x; bv[1] = b0.y; bv[2] = b0.z; bv[3] = b0.w;
+            bv[4] = b1.x; bv[5] = b1.y; bv[6] = b1.z; bv[7] = b1.w;
 #pragma unroll
-            for (int i = 0; i < 8; i++) {
+            for (int i = 0; i < TM; i++) {
 #pragma unroll
                 for (int j = 0; j < 8; j++) acc[i][j] += av[i] * bv[j];
             }
@@ -91,8 +96,8 @@ sgemm(const float *__restrict__ A, const float *__restrict__ B, float *__restric
         buf = 1 - buf;
     }
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        int row = row0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
+    for (int i = 0; i < TM; i++) {
+        int row = row0 + (i / 4) * (BM / (TM / 4)) + ty * 4 + i % 4;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             int col = col0 + h * (BN / 2) + tx * 4;

@@ -35,3 +35,28 @@ __global__ void copy_flat4(const float *__restrict__ in, float *__restrict__ out
     if (i < n4) ((float4 *)out)[i] = ((const float4 *)in)[i];
     if (i < n - 4 * n4) out[4 * n4 + i] = in[4 * n4 + i];
 }
+
+// transpose_rect: a TILE_R x TILE_C tile of the input (rows x columns), THREADS threads in a
+// line; reads go along input rows of TILE_C floats, writes along output rows of TILE_R floats.
+#define TILE_R 64
+#define TILE_C 64
+#define THREADS 512
+
+__global__ void __launch_bounds__(THREADS)
+transpose_rect(const float *__restrict__ in, float *__restrict__ out, int rows, int cols)
+{
+    __shared__ float tile[TILE_R][TILE_C + 1];
+    int t = threadIdx.x;
+    int r0 = blockIdx.y * TILE_R, c0 = blockIdx.x * TILE_C;
+#pragma unroll
+    for (int e = t; e < TILE_R * TILE_C; e += THREADS) {
+        int r = e / TILE_C, c = e % TILE_C;
+        if (r0 + r < rows && c0 + c < cols) tile[r][c] = in[(size_t)(r0 + r) * cols + c0 + c];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int e = t; e < TILE_R * TILE_C; e += THREADS) {
+        int c = e / TILE_R, r = e % TILE_R;
+        if (r0 + r < rows && c0 + c < cols) out[(size_t)(c0 + c) * rows + r0 + r] = tile[r][c];
+    }
+}
