@@ -226,14 +226,15 @@ def matmul():
     from benchmarks.common import build_kernels
 
     src = (HERE / "sgemm.cu").read_text()
-    configs = [(128, 128, 16, 2, 8), (128, 128, 16, 1, 8), (128, 128, 8, 1, 16),
-               (128, 128, 16, 1, 16), (256, 128, 8, 1, 16), (128, 64, 8, 4, 8),
-               (64, 64, 16, 4, 8), (64, 64, 8, 4, 8), (128, 64, 16, 1, 16), (128, 64, 8, 2, 16)]
+    configs = [(256, 128, 8, 1, 16, 4), (256, 128, 16, 1, 16, 0), (256, 128, 8, 1, 16, 0),
+               (128, 128, 16, 1, 8, 4), (128, 128, 16, 2, 8, 4), (64, 64, 16, 4, 8, 4),
+               (64, 64, 16, 3, 8, 4), (128, 64, 16, 2, 16, 4), (64, 128, 16, 2, 8, 4)]
     ks = {}
     for cfg in configs:
-        bm, bn, bk, mb, tm = cfg
+        bm, bn, bk, mb, tm, pad = cfg
         try:
-            ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb, TM=tm), ["sgemm"])
+            ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb, TM=tm, A_PAD=pad),
+                                  ["sgemm"])
             RESULTS.setdefault("sgemm_build", {})[str(cfg)] = info
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
@@ -252,15 +253,15 @@ def matmul():
                 "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
                                                           (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
         for cfg, k in ks.items():
-            bm, bn, bk, mb, tm = cfg
-            for split in ((1,) if m >= 2048 else (1, 2, 3, 4)):
+            bm, bn, bk, mb, tm, pad = cfg
+            for split in ((1,) if m >= 2048 else (1, 2, 3, 4, 5, 6)):
                 grid = ((n + bn - 1) // bn, (m + bm - 1) // bm, split)
 
                 def run(k=k, grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
                     if split > 1:
                         dc.fill(0)
                     k["sgemm"](grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
-                runs[f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} split{split}"] = run
+                runs[f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} pad{pad} split{split}"] = run
         for name, fn in runs.items():
             dc.fill(np.nan)
             fn()

@@ -5,6 +5,7 @@
 #define BK 16
 #define MIN_BLOCKS 2
 #define TM 8
+#define A_PAD 4
 #define TX (BN / 8)
 #define TY (BM / TM)
 #define THREADS (TX * TY)
@@ -27,7 +28,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 sgemm(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
       int M, int N, int K)
 {
-    __shared__ __align__(16) float As[2][BK][BM + 4];
+    __shared__ __align__(16) float As[2][BK][BM + A_PAD];
     __shared__ __align__(16) float Bs[2][BK][BN];
     int t = threadIdx.x, lane = t % 32, warp = t / 32;
     int tx = (warp % (TX / 8)) * 8 + lane % 8;
