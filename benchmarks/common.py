@@ -181,14 +181,16 @@ def environment_line() -> str:
 def lab_constant(notebook: str, name: str) -> int:
     """An integer constant of a lab's ``%%cuda`` cells (``constexpr int`` or ``#define``).
 
-    Every cell that defines it must agree, or this raises.
+    Every cell that defines it must agree, or this raises. A default that the cell lets
+    ``-D`` override (``#ifndef NAME`` / ``#define NAME v`` / ``#endif``) is not a constant.
 
     >>> lab_constant("21_stencil.ipynb", "H2_ROWS")
     16
     """
     pattern = rf"(?:constexpr\s+int\s+(?:\w+\s*=\s*\d+\s*,\s*)*{name}\s*=|#define\s+{name})\s*(\d+)"
+    guarded = rf"#ifndef\s+{name}\s*\n\s*#define\s+{name}\s+\d+\s*\n\s*#endif"
     found = {int(m.group(1)) for body, _ in cell_sources(notebook)
-             for m in re.finditer(pattern, body)}
+             for m in re.finditer(pattern, re.sub(guarded, "", body))}
     if len(found) != 1:
         raise LookupError(f"{notebook}: constant {name} defined as {sorted(found) or 'nothing'}")
     return found.pop()
