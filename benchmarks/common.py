@@ -16,6 +16,7 @@ import platform
 import re
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -43,46 +44,94 @@ def cell_sources(notebook: str | Path) -> list[tuple[str, tuple[str, ...]]]:
     return cells
 
 
-def build_kernels(notebook: str, names: list[str]) -> dict:
-    """Compile each ``%%cuda`` cell of a lab with nvcc for this GPU; CuPy functions by name.
+def build_source(body: str, options=(), names=None) -> dict:
+    """Compile one ``%%cuda`` cell body with nvcc for this GPU; CuPy functions by name.
 
-    Each cell is wrapped in ``extern "C"`` so that its kernels keep their plain names.
+    The body is wrapped in ``extern "C"`` so that its kernels keep their plain names;
+    ``names`` limits which kernels are returned (all by default).
     """
     import cupy as cp
 
     from cudakit.signature import parse_kernels
 
     major, minor = cp.cuda.Device().compute_capability
-    found = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for index, (body, options) in enumerate(cell_sources(notebook)):
-            cu, cubin = Path(tmp) / f"cell{index}.cu", Path(tmp) / f"cell{index}.cubin"
-            cu.write_text('extern "C" {\n' + body + "\n}\n")
-            cmd = ["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-O3", "-lineinfo",
-                   "-Xptxas", "-v", *options, "-o", str(cubin), str(cu)]
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"nvcc failed for cell {index} of {notebook}:\n{done.stderr}")
-            if os.environ.get("CUDAKIT_BENCH_VERBOSE"):
-                print(done.stderr)
-            module = cp.RawModule(path=str(cubin))
-            for name in parse_kernels(body):
-                if name in names:
-                    found[name] = module.get_function(name)
+        cu, cubin = Path(tmp) / "cell.cu", Path(tmp) / "cell.cubin"
+        cu.write_text('extern "C" {\n' + body + "\n}\n")
+        cmd = ["nvcc", "-cubin", f"-arch=sm_{major}{minor}", "-O3", "-lineinfo",
+               "-Xptxas", "-v", *options, "-o", str(cubin), str(cu)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"nvcc failed:\n{done.stderr}")
+        if os.environ.get("CUDAKIT_BENCH_VERBOSE"):
+            print(done.stderr)
+        module = cp.RawModule(path=str(cubin))
+        return {name: module.get_function(name) for name in parse_kernels(body)
+                if names is None or name in names}
+
+
+def cell_defining(notebook: str, kernel: str) -> tuple[str, tuple[str, ...]]:
+    """The ``%%cuda`` cell (body, options) of a lab that defines ``kernel``."""
+    from cudakit.signature import parse_kernels
+
+    for body, options in cell_sources(notebook):
+        if kernel in parse_kernels(body):
+            return body, options
+    raise RuntimeError(f"{notebook} defines no kernel named {kernel}")
+
+
+def build_kernels(notebook: str, names: list[str]) -> dict:
+    """Compile every ``%%cuda`` cell of a lab that defines one of ``names``; functions by name."""
+    from cudakit.signature import parse_kernels
+
+    found = {}
+    for body, options in cell_sources(notebook):
+        if set(parse_kernels(body)) & set(names):
+            found.update(build_source(body, options, names))
     missing = sorted(set(names) - set(found))
     if missing:
         raise RuntimeError(f"{notebook} defines no kernel named {', '.join(missing)}")
     return found
 
 
-def time_ms(fn: Callable[[], object], warmup: int = 3, repeat: int = 30) -> float:
-    """Median time of ``fn()`` in milliseconds, measured with CUDA events around each call."""
+_WAIT_SOURCE = r"""extern "C" __global__ void bench_wait(unsigned long long ns)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+"""
+
+
+@functools.cache
+def _wait_kernel():
     import cupy as cp
 
+    return cp.RawKernel(_WAIT_SOURCE, "bench_wait")
+
+
+def time_ms(fn: Callable[[], object], warmup: int = 3, repeat: int = 30) -> float:
+    """Median time of ``fn()`` in milliseconds, measured with CUDA events around each call.
+
+    Each timed call gets a head start, as in ``cudakit.benchmark``: a kernel that waits on the
+    GPU's clock (twice the host time ``fn`` took in the warm-up) is queued before the start
+    event, so ``fn``'s launches are already queued when the clock starts and the samples
+    measure the GPU's work, not Python's time to issue it.
+    """
+    import cupy as cp
+
+    issue = []
     for _ in range(warmup):
+        t0 = time.perf_counter()
         fn()
+        issue.append(time.perf_counter() - t0)
+    lead_ns = min(2e9 * min(issue, default=1e-4) + 20e3, 20e6)
+    cp.cuda.Device().synchronize()
     samples = []
     for _ in range(repeat):
+        _wait_kernel()((1,), (1,), (np.uint64(lead_ns),))
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         fn()
@@ -132,14 +181,16 @@ def environment_line() -> str:
 def lab_constant(notebook: str, name: str) -> int:
     """An integer constant of a lab's ``%%cuda`` cells (``constexpr int`` or ``#define``).
 
-    Every cell that defines it must agree, or this raises.
+    Every cell that defines it must agree, or this raises. A default that the cell lets
+    ``-D`` override (``#ifndef NAME`` / ``#define NAME v`` / ``#endif``) is not a constant.
 
     >>> lab_constant("21_stencil.ipynb", "H2_ROWS")
     16
     """
     pattern = rf"(?:constexpr\s+int\s+(?:\w+\s*=\s*\d+\s*,\s*)*{name}\s*=|#define\s+{name})\s*(\d+)"
+    guarded = rf"#ifndef\s+{name}\s*\n\s*#define\s+{name}\s+\d+\s*\n\s*#endif"
     found = {int(m.group(1)) for body, _ in cell_sources(notebook)
-             for m in re.finditer(pattern, body)}
+             for m in re.finditer(pattern, re.sub(guarded, "", body))}
     if len(found) != 1:
         raise LookupError(f"{notebook}: constant {name} defined as {sorted(found) or 'nothing'}")
     return found.pop()

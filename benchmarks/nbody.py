@@ -33,7 +33,8 @@ from benchmarks.common import (
 
 NOTEBOOK = "20_nbody.ipynb"
 KERNELS = ("force1d_global", "force1d_register", "force1d_shared", "nbody_naive", "nbody_tiled",
-           "nbody_unrolled", "kick", "drift")
+           "nbody_unrolled", "nbody_pair", "kick", "drift")
+SASS_OPS = ("FFMA", "FADD", "FMUL", "MUFU", "LDS")  # the instructions of one interaction
 FLOP_PER_PAIR = 20
 EPS2 = np.float32(0.05 ** 2)
 
@@ -90,6 +91,8 @@ def launch(k, name: str, bodies, acc, n: int, block: int = 256) -> None:
         k[name](grid, (block,), (*bodies, *acc, np.int32(n), EPS2))
     elif name == "nbody_tiled":
         k[name](grid, (block,), (bodies, acc, np.int32(n), EPS2), shared_mem=16 * block)
+    elif name == "nbody_pair":                     # two bodies per thread
+        k[name]((-(-n // 512),), (256,), (bodies, acc, np.int32(n), EPS2))
     else:
         k[name]((-(-n // 256),), (256,), (bodies, acc, np.int32(n), EPS2))
 
@@ -115,7 +118,7 @@ def check(k, rng) -> list[list]:
     acc3 = tuple(cp.full(n, np.nan, dtype=np.float32) for _ in range(3))
     launch(k, "nbody_naive", soa, acc3, n)
     rows.append(["nbody_naive", n, relative_error(np.stack([a.get() for a in acc3], 1), ref)])
-    for name in ("nbody_tiled", "nbody_unrolled"):
+    for name in ("nbody_tiled", "nbody_unrolled", "nbody_pair"):
         acc = cp.full((n, 4), np.nan, dtype=np.float32)
         launch(k, name, d_body, acc, n)
         rows.append([name, n, relative_error(acc.get()[:, :3], ref)])
@@ -154,12 +157,40 @@ def time_all(k, sizes, rng) -> list[dict]:
         runs = [("nbody_naive", partial(launch, k, "nbody_naive", soa, acc3, n))]
         runs += [(f"nbody_tiled b={b}", partial(launch, k, "nbody_tiled", d_body, acc, n, b))
                  for b in (128, 256, 512)]
-        runs += [("nbody_unrolled", partial(launch, k, "nbody_unrolled", d_body, acc, n))]
+        runs += [(name, partial(launch, k, name, d_body, acc, n))
+                 for name in ("nbody_unrolled", "nbody_pair")]
         for name, fn in runs:
             ms = time_ms(fn, warmup=2, repeat=repeat)
             results.append({"kernel": name, "n": n, "ms": ms,
                             "gflops": FLOP_PER_PAIR * n * n / ms / 1e6})
     return results
+
+
+def sass_per_interaction() -> dict[str, float] | None:
+    """Instructions per interaction of ``nbody_unrolled`` from ``cuobjdump -sass`` (None: no tool).
+
+    The unrolled loop body holds 32 interactions (``#pragma unroll 32``), so whole-kernel counts
+    of the interaction's instructions divided by 32 are per interaction.
+    """
+    import re
+    import shutil
+    import tempfile
+    from collections import Counter
+
+    from benchmarks.common import cell_defining
+
+    if not (shutil.which("cuobjdump") and shutil.which("nvcc")):
+        return None
+    body, options = cell_defining(NOTEBOOK, "nbody_unrolled")
+    with tempfile.TemporaryDirectory() as tmp:
+        cu, cubin = Path(tmp) / "nbody.cu", Path(tmp) / "nbody.cubin"
+        cu.write_text(body)
+        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", *options, "-o", str(cubin),
+                        str(cu)], check=True)
+        sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True,
+                              check=True).stdout
+    ops = Counter(re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?P\w+\s+)?([A-Z][A-Z0-9]*)", sass))
+    return {op: ops[op] / 32 for op in SASS_OPS}
 
 
 def main() -> None:
@@ -179,10 +210,17 @@ def main() -> None:
     rows = [[r["kernel"], r["n"], f"{r['ms']:.3f}", f"{r['gflops']:.0f}",
              f"{r['gflops'] / peak:.1%}"] for r in results]
     print(markdown_table(["kernel", "N", "ms", "GFLOP/s (20/pair)", "of FP32 peak"], rows))
+    counts = sass_per_interaction()
+    best = max((r for r in results if r["n"] == sizes[-1]), key=lambda r: r["gflops"])
+    if counts:
+        bound = FLOP_PER_PAIR / (2 * sum(counts.values()))
+        print(f"\nSASS per interaction (nbody_unrolled): {counts}; issue bound {bound:.1%} of peak")
+        print(f"goal: best ({best['kernel']}) at N = {sizes[-1]}: {best['gflops'] / peak:.1%} of "
+              f"FP32 peak (>= 65%), {best['gflops'] / peak / bound:.0%} of the bound")
     opts.out.mkdir(parents=True, exist_ok=True)
     (opts.out / "nbody.json").write_text(json.dumps(
         {"env": environment_line(), "peak_gflops": peak, "peak_how": how, "checks": checks,
-         "results": results}, indent=1))
+         "results": results, "sass_per_interaction": counts}, indent=1))
     bad = [r for r in checks if not r[2] < 1e-4]
     if bad:
         raise SystemExit(f"wrong results: {bad}")

@@ -1,0 +1,428 @@
+# Exploration record: every lambda below is timed at once inside its loop, so the loop-variable
+# and line-length rules do not fit this file.
+# ruff: noqa: E501, B023, F821, SIM115, UP031
+"""Issue 16 sweep: every candidate kernel of labs 10, 11, 12, 20 and 21, checked and timed.
+
+Candidates live in ``benchmarks/kernels16/*.cu`` in the labs' style (``#define`` constants);
+each variant is the same source with other constants. Times are medians of CUDA events with
+a head start (a waiting kernel queued before the start event, as ``cudakit.benchmark`` does),
+so they measure the GPU's work, not Python's launch time. Run on the device machine::
+
+    python -m benchmarks.sweep16 --out $OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+os.environ["CUPY_TF32"] = "0"
+
+HERE = Path(__file__).resolve().parent / "kernels16"
+RESULTS: dict = {}
+
+
+def variant(source: str, **defs) -> str:
+    for name, value in defs.items():
+        source, count = re.subn(rf"(#define {name} |constexpr int (?:\w+ = \d+, )*{name} = )\S+?(?=[,;\s])",
+                                rf"\g<1>{value}", source, count=1)
+        if count != 1:
+            raise KeyError(name)
+    return source
+
+
+def build(source: str, names, options=()):
+    import cupy as cp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cu, cubin = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
+        cu.write_text('extern "C" {\n' + source + "\n}\n")
+        done = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", "-Xptxas", "-v", *options,
+                               "-o", str(cubin), str(cu)], capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(done.stderr)
+        regs = re.findall(r"Used (\d+) registers", done.stderr)
+        spills = re.findall(r"(\d+) bytes spill stores", done.stderr)
+        module = cp.RawModule(path=str(cubin))
+        return {n: module.get_function(n) for n in names}, {"regs": regs, "spills": spills}
+
+
+_WAIT = None
+
+
+def head_start(us: float) -> None:
+    import cupy as cp
+
+    global _WAIT
+    if _WAIT is None:
+        _WAIT = cp.RawKernel(r'''extern "C" __global__ void wait_ns(unsigned long long ns) {
+            unsigned long long s, t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(s));
+            do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - s < ns); }''',
+                             "wait_ns")
+    _WAIT((1,), (1,), (np.uint64(us * 1e3),))
+
+
+def time_ms(fn, warmup: int = 3, repeat: int = 20, plain: bool = False) -> float:
+    """Median ms of fn() by CUDA events; with a head start unless ``plain``."""
+    import cupy as cp
+
+    issue = []
+    for _ in range(warmup):
+        t0 = time.perf_counter()
+        fn()
+        issue.append(time.perf_counter() - t0)
+    cp.cuda.Device().synchronize()
+    lead = min(2e6 * min(issue, default=1e-4) + 20, 20000)
+    samples = []
+    for _ in range(repeat):
+        if not plain:
+            head_start(lead)
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, stop))
+    return float(np.median(samples))
+
+
+def section(fn):
+    def run(*a):
+        t0 = time.time()
+        try:
+            fn(*a)
+        except Exception:
+            RESULTS.setdefault("errors", []).append(f"{fn.__name__}: {traceback.format_exc()}")
+            print(traceback.format_exc(), flush=True)
+        print(f"[{fn.__name__} {time.time() - t0:.0f} s]", flush=True)
+    return run
+
+
+@section
+def reduction():
+    import cupy as cp
+    from cupy.cuda import cub
+
+    src = (HERE / "reduce.cu").read_text()
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    rows = []
+    kernels = {}
+    for loads in (4, 8, 16):
+        kernels[loads], info = build(variant(src, LOADS_IN_FLIGHT=loads), ["reduce8", "read_ceiling"])
+        RESULTS.setdefault("reduce_build", {})[loads] = info
+    for log2n in (26, 28):
+        n = 1 << log2n
+        rng = np.random.default_rng(log2n)
+        host = rng.integers(-8, 9, size=n, dtype=np.int32)
+        exact = int(host.sum(dtype=np.int64))
+        d = cp.asarray(host)
+        out = cp.zeros(1, cp.int32)
+        for plain in (False, True):
+            f = lambda: cub.cub_reduction(d, cub.CUPY_CUB_SUM, dtype=np.int32)
+            ok = int(f()) == exact
+            rows.append(dict(n=log2n, kernel="CUB", plain=plain, ok=ok, ms=time_ms(f, plain=plain)))
+        for loads, k in kernels.items():
+            for blocks_per_sm in (4, 8, 16):
+                for block in (256, 512):
+                    grid = sms * blocks_per_sm * 256 // block
+                    if grid < sms:
+                        continue
+
+                    def red(k=k, grid=grid, block=block):
+                        out.fill(0)
+                        k["reduce8"]((grid,), (block,), (d, out, np.uint32(n)))
+
+                    def read(k=k, grid=grid, block=block):
+                        k["read_ceiling"]((grid,), (block,), (d, out, np.uint32(n)))
+
+                    red()
+                    ok = int(out.get()[0]) == exact
+                    for name, f in (("reduce", red), ("read", read)):
+                        rows.append(dict(n=log2n, kernel=name, loads=loads, grid=grid, block=block,
+                                         ok=ok if name == "reduce" else None, ms=time_ms(f)))
+        del d
+    for r in rows:
+        r["gbs"] = 4 * (1 << r["n"]) / r["ms"] / 1e6
+    RESULTS["reduction"] = rows
+    for log2n in (26, 28):
+        sel = [r for r in rows if r["n"] == log2n]
+        best_read = max((r for r in sel if r["kernel"] == "read"), key=lambda r: r["gbs"])
+        best_red = max((r for r in sel if r["kernel"] == "reduce"), key=lambda r: r["gbs"])
+        read4 = [r for r in sel if r["kernel"] == "read" and r["loads"] == 4 and r["grid"] == sms * 8
+                 and r["block"] == 256][0]
+        cubr = [r for r in sel if r["kernel"] == "CUB" and not r["plain"]][0]
+        cubp = [r for r in sel if r["kernel"] == "CUB" and r["plain"]][0]
+        print(f"2^{log2n}: best read {best_read}\n  best reduce {best_red}\n  read L4 (lab) "
+              f"{read4['gbs']:.0f}\n  CUB {cubr['gbs']:.0f} (plain events {cubp['gbs']:.0f})\n"
+              f"  reduce/read {best_red['gbs'] / best_read['gbs']:.3f} reduce/CUB "
+              f"{best_red['gbs'] / cubr['gbs']:.3f}", flush=True)
+
+
+@section
+def transpose():
+    import cupy as cp
+
+    src = (HERE / "transpose.cu").read_text()
+    ks = {}
+    for tile, brows in ((32, 8), (64, 8), (64, 16)):
+        ks[("padded", tile, brows)], _ = build(variant(src, TILE=tile, BLOCK_ROWS=brows),
+                                               ["transpose_padded", "copy_tiled", "copy_flat4"])
+    for r, c, t in ((32, 32, 256), (64, 64, 256), (64, 64, 512), (32, 128, 256), (32, 128, 512),
+                    (128, 32, 512), (64, 128, 512), (128, 64, 512), (64, 128, 1024),
+                    (128, 64, 1024), (96, 96, 512)):
+        ks[("rect", r, c, t)], _ = build(variant(src, TILE_R=r, TILE_C=c, THREADS=t), ["transpose_rect"])
+    rng = np.random.default_rng(11)
+    rows = []
+    flat = ks[("padded", 32, 8)]["copy_flat4"]
+    for r, c in ((8192, 8192), (8192, 2048), (2048, 8192), (4097, 3001), (3001, 4097),
+                 (1, 1 << 24), (1 << 24, 1)):
+        host = rng.standard_normal((r, c), dtype=np.float32)
+        d = cp.asarray(host)
+        o = cp.empty_like(d)
+        nbytes = 2 * host.nbytes
+        n4 = r * c // 4
+        args = (d, o, np.int32(r), np.int32(c))
+        line = {"memcpy": time_ms(lambda: o.data.copy_from_device(d.data, d.nbytes)),
+                "copy_flat4": time_ms(lambda: flat(((n4 + 255) // 256 + 1,), (256,), args))}
+        for key, k in ks.items():
+            if key[0] == "padded":
+                tile, brows = key[1:]
+                grid, block = ((c + tile - 1) // tile, (r + tile - 1) // tile), (tile, brows)
+                names = ["copy_tiled", "transpose_padded"]
+            else:
+                tr, tc, threads = key[1:]
+                grid, block = ((c + tc - 1) // tc, (r + tr - 1) // tr), (threads,)
+                names = ["transpose_rect"]
+            if grid[1] > 65535:
+                continue
+            for name in names:
+                o2 = cp.full((r, c) if name == "copy_tiled" else (c, r), np.nan, cp.float32)
+                k[name](grid, block, (d, o2, np.int32(r), np.int32(c)))
+                ok = bool(np.array_equal(o2.get(), host if name == "copy_tiled" else host.T))
+                del o2
+                label = f"{name} {'x'.join(map(str, key[1:]))}" + ("" if ok else " WRONG")
+                line[label] = time_ms(lambda k=k, name=name, grid=grid, block=block: k[name](grid, block, args))
+        for name, ms in line.items():
+            rows.append(dict(shape=f"{r}x{c}", kernel=name, ms=ms, gbs=nbytes / ms / 1e6,
+                             of_memcpy=line["memcpy"] / ms, of_flat=line["copy_flat4"] / ms))
+        top = sorted((k for k in line if k.startswith("transpose")), key=line.get)[:3]
+        print(f"{r}x{c}: memcpy {nbytes / line['memcpy'] / 1e6:.0f} GB/s, flat4 "
+              f"{line['memcpy'] / line['copy_flat4']:.3f} of memcpy; "
+              + "; ".join(f"{t} {line['copy_flat4'] / line[t]:.3f} of flat4" for t in top), flush=True)
+        del d, o
+    RESULTS["transpose"] = rows
+
+
+@section
+def matmul():
+    import cupy as cp
+
+    from benchmarks.common import build_kernels
+
+    src = (HERE / "sgemm.cu").read_text()
+    configs = [(256, 128, 8, 1, 16, 4), (256, 128, 16, 1, 16, 0), (256, 128, 8, 1, 16, 0),
+               (128, 128, 16, 1, 8, 4), (128, 128, 16, 2, 8, 4), (64, 64, 16, 4, 8, 4),
+               (64, 64, 16, 3, 8, 4), (128, 64, 16, 2, 16, 4), (64, 128, 16, 2, 8, 4)]
+    ks = {}
+    for cfg in configs:
+        bm, bn, bk, mb, tm, pad = cfg
+        try:
+            ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb, TM=tm, A_PAD=pad),
+                                  ["sgemm"])
+            RESULTS.setdefault("sgemm_build", {})[str(cfg)] = info
+        except Exception as exc:
+            print("build failed", cfg, str(exc)[:500])
+    lab = build_kernels("12_matmul.ipynb", ["matmul_dbuf"])
+    rng = np.random.default_rng(12)
+    rows = []
+    for m, n, kk in ((4096, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 1000),
+                     (1023, 777, 1029)):
+        a = rng.uniform(-1, 1, (m, kk)).astype(np.float32)
+        b = rng.uniform(-1, 1, (kk, n)).astype(np.float32)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        da, db = cp.asarray(a), cp.asarray(b)
+        dc = cp.empty((m, n), cp.float32)
+        flop = 2.0 * m * n * kk
+        runs = {"cuBLAS": lambda: cp.matmul(da, db, out=dc),
+                "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
+                                                          (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
+        for cfg, k in ks.items():
+            bm, bn, bk, mb, tm, pad = cfg
+            for split in ((1,) if m >= 2048 else (1, 2, 3, 4, 5, 6)):
+                grid = ((n + bn - 1) // bn, (m + bm - 1) // bm, split)
+
+                def run(k=k, grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
+                    if split > 1:
+                        dc.fill(0)
+                    k["sgemm"](grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
+                runs[f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} pad{pad} split{split}"] = run
+        for name, fn in runs.items():
+            dc.fill(np.nan)
+            fn()
+            err = float(np.linalg.norm(dc.get().astype(np.float64) - ref) / np.linalg.norm(ref))
+            ms = time_ms(fn, warmup=2, repeat=10 if m >= 4096 else 20)
+            rows.append(dict(size=f"{m}x{n}x{kk}", kernel=name, err=err, ok=err < 1e-4, ms=ms,
+                             gflops=flop / ms / 1e6))
+        sel = [r for r in rows if r["size"] == f"{m}x{n}x{kk}"]
+        cub = sel[0]["gflops"]
+        top = sorted((r for r in sel[1:] if r["ok"]), key=lambda r: -r["gflops"])[:4]
+        print(f"{m}x{n}x{kk}: cuBLAS {cub:.0f}; " + "; ".join(
+            f"{r['kernel']} {r['gflops'] / cub:.3f}" for r in top), flush=True)
+        bad = [r["kernel"] for r in sel if not r["ok"]]
+        if bad:
+            print("  WRONG:", bad)
+    RESULTS["matmul"] = rows
+
+
+@section
+def nbody():
+    import cupy as cp
+
+    src = (HERE / "nbody.cu").read_text()
+    mhz = float(subprocess.run(["nvidia-smi", "--query-gpu=clocks.max.sm", "--format=csv,noheader,nounits"],
+                               capture_output=True, text=True).stdout.split()[0])
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    peak = sms * 128 * 2 * mhz / 1e3
+    rows = []
+    rng = np.random.default_rng(20)
+    eps2 = np.float32(0.05 ** 2)
+    nchk = 1500
+    body = rng.random((nchk, 4)).astype(np.float32)
+    body[:, 3] = 1.0 / nchk
+    d = body[None, :, :3].astype(np.float64) - body[:, None, :3].astype(np.float64)
+    r2 = (d ** 2).sum(-1) + float(eps2)
+    ref = (d * (body[None, :, 3] / r2 ** 1.5)[..., None]).sum(1)
+    sass_dump(src)
+    for tile, per in ((256, 1), (256, 2), (128, 2)):
+        for unroll in (32, 64):
+            s = variant(src, NB_TILE=tile, NB_PER_THREAD=per).replace("#pragma unroll 16", f"#pragma unroll {unroll}")
+            k, info = build(s, ["nbody_ilp"], ["-ftz=true"])
+            k = k["nbody_ilp"]
+            dbody = cp.asarray(body)
+            acc = cp.full((nchk, 4), np.nan, cp.float32)
+            k(((nchk + tile * per - 1) // (tile * per),), (tile,), (dbody, acc, np.int32(nchk), eps2))
+            err = float(np.linalg.norm(acc.get()[:, :3] - ref) / np.linalg.norm(ref))
+            for n in (1 << 16, 1 << 18):
+                bodies = cp.asarray(rng.random((n, 4)).astype(np.float32))
+                out = cp.empty((n, 4), cp.float32)
+                f = lambda: k(((n + tile * per - 1) // (tile * per),), (tile,), (bodies, out, np.int32(n), eps2))
+                ms = time_ms(f, warmup=2, repeat=5)
+                g = 20.0 * n * n / ms / 1e6
+                rows.append(dict(tile=tile, per=per, unroll=unroll, n=n, err=err, ms=ms, gflops=g,
+                                 of_peak=g / peak, regs=info["regs"]))
+            print(f"nbody tile {tile} per {per} unroll {unroll}: err {err:.1e} regs {info['regs']} "
+                  f"256K {rows[-1]['of_peak']:.3f} of peak, 64K {rows[-2]['of_peak']:.3f}", flush=True)
+    RESULTS["nbody"] = {"peak": peak, "rows": rows}
+
+
+def sass_dump(src):
+    from benchmarks.common import cell_sources
+
+    lab = [b for b, _ in cell_sources("20_nbody.ipynb") if "nbody_unrolled" in b][0]
+    for name, text in (("lab nbody_unrolled", lab), ("ilp P=2", variant(src, NB_PER_THREAD=2))):
+        with tempfile.TemporaryDirectory() as tmp:
+            cu, cubin = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
+            cu.write_text('extern "C" {\n' + text + "\n}\n")
+            subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", "-ftz=true", "-o", str(cubin),
+                            str(cu)], check=True)
+            sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
+                                  text=True).stdout
+        RESULTS.setdefault("sass", {})[name] = sass
+        ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?P\w+\s+)?([A-Z][A-Z0-9]*)", sass)
+        from collections import Counter
+        print(name, Counter(ops).most_common(16), flush=True)
+
+
+@section
+def stencil():
+    import cupy as cp
+
+    from benchmarks.common import build_kernels
+
+    src = (HERE / "stencil3d.cu").read_text()
+    ks, info = build(src, ["heat3d_vec4", "heat3d_zreg"])
+    lab = build_kernels("21_stencil.ipynb", ["heat3d", "heat3d_stream", "copy4"])
+    rng = np.random.default_rng(21)
+    c1 = np.float32(0.1)
+    c0 = np.float32(1 - 6 * c1)
+    # correctness on an odd-ish grid (nx % 4 == 0)
+    nz, ny, nx = 37, 45, 68
+    u = rng.random((nz, ny, nx), dtype=np.float32)
+    uu = u.astype(np.float64)
+    ref = uu.copy()
+    c = (slice(1, -1),) * 3
+    ref[c] = c0 * uu[c] + c1 * (uu[:-2, 1:-1, 1:-1] + uu[2:, 1:-1, 1:-1] + uu[1:-1, :-2, 1:-1]
+                                + uu[1:-1, 2:, 1:-1] + uu[1:-1, 1:-1, :-2] + uu[1:-1, 1:-1, 2:])
+    checks = {}
+    for name, block, slabs in (("heat3d_vec4", (32, 4), 1), ("heat3d_vec4", (16, 2), 5),
+                               ("heat3d_zreg", (32, 4), 3)):
+        du, dv = cp.asarray(u), cp.asarray(u)
+        w = nx // 4 if name == "heat3d_vec4" else nx
+        ks[name](((w + block[0] - 1) // block[0], (ny + block[1] - 1) // block[1], slabs), (*block, 1),
+                 (du, dv, np.int32(nx), np.int32(ny), np.int32(nz), c0, c1))
+        checks[f"{name} {block} {slabs}"] = float(np.abs(dv.get() - ref).max())
+    print("stencil checks (max abs error):", checks, flush=True)
+    n = 512
+    u = cp.asarray(rng.random((n, n, n), dtype=np.float32))
+    v = u.copy()
+    sweep = 8 * n ** 3
+    args = (u, v, np.int32(n), np.int32(n), np.int32(n), c0, c1)
+    rows = {}
+    n4 = n ** 3 // 4
+    rows["copy4"] = time_ms(lambda: lab["copy4"](((n4 + 1023) // 1024,), (1024,), (u, v, np.uint64(n4))))
+    rows["memcpy"] = time_ms(lambda: v.data.copy_from_device(u.data, u.nbytes))
+    rows["heat3d 128x2x1"] = time_ms(lambda: lab["heat3d"](((n + 127) // 128, n // 2, n), (128, 2, 1), args))
+    for slabs in (8, 32):
+        rows[f"heat3d_stream s{slabs}"] = time_ms(lambda s=slabs: lab["heat3d_stream"](
+            ((n + 31) // 32, (n + 7) // 8, s), (32, 8), args))
+    for block in ((32, 1), (32, 2), (32, 4), (64, 1), (64, 2), (128, 1), (16, 8)):
+        for slabs in (1, 2, 4, 8, 16, 32, 64):
+            g = ((n // 4 + block[0] - 1) // block[0], (n + block[1] - 1) // block[1], slabs)
+            rows[f"heat3d_vec4 {block[0]}x{block[1]} s{slabs}"] = time_ms(
+                lambda g=g, b=block: ks["heat3d_vec4"](g, (*b, 1), args))
+    for block in ((32, 4), (64, 2), (128, 1), (32, 8)):
+        for slabs in (4, 16, 64):
+            g = ((n + block[0] - 1) // block[0], (n + block[1] - 1) // block[1], slabs)
+            rows[f"heat3d_zreg {block[0]}x{block[1]} s{slabs}"] = time_ms(
+                lambda g=g, b=block: ks["heat3d_zreg"](g, (*b, 1), args))
+    out = {k: dict(ms=ms, gbs=sweep / ms / 1e6, of_copy4=rows["copy4"] / ms) for k, ms in rows.items()}
+    RESULTS["stencil"] = {"checks": checks, "rows": out}
+    top = sorted(out.items(), key=lambda kv: kv[1]["ms"])[:8]
+    print("stencil 512^3: copy4 %.0f GB/s memcpy %.0f naive %.3f of copy4" % (
+        out["copy4"]["gbs"], out["memcpy"]["gbs"], out["heat3d 128x2x1"]["of_copy4"]))
+    for k, r in top:
+        print(f"  {k}: {r['gbs']:.0f} GB/s {r['of_copy4']:.3f} of copy4", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=Path("."))
+    parser.add_argument("--only", nargs="*", default=["reduction", "transpose", "matmul", "nbody", "stencil"])
+    opts = parser.parse_args()
+    opts.out.mkdir(parents=True, exist_ok=True)
+    from benchmarks.common import environment_line
+
+    RESULTS["env"] = environment_line()
+    print(RESULTS["env"], flush=True)
+    clocks = subprocess.Popen(
+        ["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,"
+         "clocks_throttle_reasons.active", "--format=csv,noheader", "-lms", "100"],
+        stdout=open(opts.out / "clocks.csv", "w"), stderr=subprocess.DEVNULL)
+    for name in opts.only:
+        print(f"== {name} starts at {time.strftime('%H:%M:%S')}", flush=True)
+        globals()[name]()
+        (opts.out / "sweep16.json").write_text(json.dumps(RESULTS, indent=1, default=str))
+    clocks.terminate()
+
+
+if __name__ == "__main__":
+    main()
