@@ -1,0 +1,171 @@
+"""Run each call on the CPU or the GPU, wherever a fitted cost model says it is faster.
+
+The idea of the SPRAT runtime (course seed 003): time an operation's two implementations on a
+few problem sizes, fit a model of time against size for each, and from then on send every
+call to the one predicted faster. The model is the textbook's ``latency + size / bandwidth``
+line (:func:`cudakit.timing.fit_latency_bandwidth`), fitted piecewise: one line per *regime*,
+because a CPU streams from its caches far faster than from main memory, BLAS switches from
+one thread to many, and pageable copies pay for pinning pages only above some size. A single
+line over six decades of sizes is wrong at both ends (lab 07 shows by how much).
+
+>>> model = Segments.fit([1e3, 1e4, 1e5, 1e6, 1e7], [0.01, 0.01, 0.02, 0.11, 1.01])
+>>> len(model.lines), round(float(model(5e6)), 3)
+(2, 0.51)
+>>> pick = Chooser(cpu=lambda n: "cpu", gpu=lambda n: "gpu", size=lambda n: n,
+...                cpu_ms=lambda s: s / 1e6, gpu_ms=lambda s: 0.1 + s / 1e7, sizes=(1e3, 1e9))
+>>> pick(1e4), pick(1e8), round(pick.crossover / 1e3)
+('cpu', 'gpu', 113)
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .timing import crossover, fit_latency_bandwidth
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Piecewise ``ms = latency + size / bandwidth``: ``lines[i]`` holds below ``edges[i]``.
+
+    ``lines`` are (latency ms, bandwidth GB/s) pairs, as :func:`fit_latency_bandwidth` returns
+    them; ``size`` is whatever the caller measures work in (bytes, flop).
+    """
+
+    edges: tuple[float, ...]
+    lines: tuple[tuple[float, float], ...]
+
+    @classmethod
+    def fit(cls, sizes: Sequence[float], ms: Sequence[float], max_segments: int = 3,
+            tolerance: float = 0.05) -> Segments:
+        """The fewest lines (each over at least 2 neighbouring sizes) that fit every point
+        within ``tolerance`` (relative); the best fit with ``max_segments`` lines otherwise.
+
+        A segment ends halfway (geometrically) between its last size and the next one.
+        """
+        order = np.argsort(sizes)
+        d = np.asarray(sizes, float)[order]
+        t = np.asarray(ms, float)[order]
+        if d.size < 2 or d.size != t.size or np.any(t <= 0) or np.any(d <= 0):
+            raise ValueError("need at least two (size, time) pairs, all positive, of equal length")
+        best = None
+        for count in range(1, max_segments + 1):
+            for cuts in itertools.combinations(range(2, d.size - 1), count - 1):
+                bounds = (0, *cuts, d.size)
+                if any(b - a < 2 for a, b in itertools.pairwise(bounds)):
+                    continue
+                lines = tuple(fit_latency_bandwidth(d[a:b], t[a:b])
+                              for a, b in itertools.pairwise(bounds))
+                edges = tuple(float(np.sqrt(d[c - 1] * d[c])) for c in cuts)
+                model = cls(edges, lines)
+                worst = float(np.max(np.abs(model(d) / t - 1)))
+                if best is None or worst < best[0]:
+                    best = (worst, model)
+            if best is not None and best[0] <= tolerance:
+                break
+        return best[1]
+
+    def __call__(self, size):
+        """Predicted ms at ``size`` (a number or an array of them)."""
+        s = np.asarray(size, float)
+        which = np.searchsorted(self.edges, s, side="right")
+        latency = np.array([line[0] for line in self.lines])[which]
+        bandwidth = np.array([line[1] for line in self.lines])[which]
+        return latency + s / (bandwidth * 1e6)
+
+
+class Chooser:
+    """Call ``cpu(*args)`` or ``gpu(*args)``, whichever ``cpu_ms``/``gpu_ms`` predict faster.
+
+    ``size(*args)`` measures a call in the unit of the two models. The winner is worked out
+    once, on 512 sizes spread evenly in log scale over ``sizes`` (low, high); a call then costs
+    one ``size`` and a binary search. Sizes outside the range take the nearest end's winner.
+    """
+
+    def __init__(self, cpu: Callable, gpu: Callable, size: Callable[..., float],
+                 cpu_ms: Callable[[float], float], gpu_ms: Callable[[float], float],
+                 sizes: tuple[float, float]):
+        low, high = sizes
+        if not 0 < low < high:
+            raise ValueError(f"sizes must be (low, high) with 0 < low < high, got {sizes}")
+        self.cpu, self.gpu, self.size = cpu, gpu, size
+        self.grid = np.geomspace(low, high, 512)
+        self.cpu_ms = np.array([float(cpu_ms(s)) for s in self.grid])
+        self.gpu_ms = np.array([float(gpu_ms(s)) for s in self.grid])
+        gpu_wins = self.gpu_ms < self.cpu_ms
+        self._first = bool(gpu_wins[0])
+        flip = np.nonzero(gpu_wins[1:] != gpu_wins[:-1])[0]
+        self._flips = [float(np.sqrt(self.grid[i] * self.grid[i + 1])) for i in flip]
+
+    def side(self, size: float) -> str:
+        """``"gpu"`` or ``"cpu"``: where a call of this size runs."""
+        odd = bisect.bisect(self._flips, size) % 2
+        return "gpu" if self._first != bool(odd) else "cpu"
+
+    def where(self, *args) -> str:
+        """``"gpu"`` or ``"cpu"``: where a call with these arguments would run."""
+        return self.side(self.size(*args))
+
+    def __call__(self, *args):
+        odd = bisect.bisect(self._flips, self.size(*args)) & 1
+        return (self.gpu if self._first ^ odd else self.cpu)(*args)
+
+    @property
+    def crossover(self) -> float | None:
+        """The predicted size from which the GPU stays faster (None if it never does)."""
+        return crossover(self.grid, self.cpu_ms, self.gpu_ms)
+
+
+def measured_crossover(sizes: Sequence[float], cpu_ms: Sequence[float],
+                       gpu_ms: Sequence[float]) -> float | None:
+    """Where measured times cross for good: the log-linear interpolation of ``gpu/cpu`` = 1
+    between the last size where the CPU wins and the next one (None if the GPU never wins
+    from some size on; the first size if it always wins).
+
+    >>> round(measured_crossover([1, 2, 4, 8], [1, 2, 4, 8], [3, 3, 3, 3]), 6)
+    3.0
+    """
+    first = crossover(sizes, cpu_ms, gpu_ms)
+    if first is None:
+        return None
+    i = list(sizes).index(first)
+    if i == 0:
+        return float(first)
+    r0 = np.log(gpu_ms[i - 1] / cpu_ms[i - 1])
+    r1 = np.log(gpu_ms[i] / cpu_ms[i])
+    x0, x1 = np.log(sizes[i - 1]), np.log(sizes[i])
+    return float(np.exp(x0 + (x1 - x0) * r0 / (r0 - r1)))
+
+
+def time_calls(impls: dict[str, Callable], make_args: Callable, params: Sequence,
+               seconds: float = 0.15, most: int = 25) -> dict[str, list[float]]:
+    """Median host-clock ms of each ``impls[name](*make_args(p))`` for every ``p`` in params.
+
+    The arguments are made once per ``p`` (not timed); each implementation is called once to
+    warm up, then as often as fits in about ``seconds`` (at least 3, at most ``most`` times).
+    Host clock, because a call's result is back on the host when it returns.
+
+    >>> time_calls({"sum": sum}, lambda n: (range(n),), [10, 1000])["sum"][0] > 0
+    True
+    """
+    import time
+
+    from .timing import benchmark
+
+    times: dict[str, list[float]] = {name: [] for name in impls}
+    for p in params:
+        args = make_args(p)
+        for name, fn in impls.items():
+            t0 = time.perf_counter()
+            fn(*args)
+            once = time.perf_counter() - t0
+            repeat = int(min(most, max(3, seconds / max(once, 1e-6))))
+            call = lambda fn=fn, args=args: fn(*args)  # noqa: E731
+            times[name].append(benchmark(call, warmup=1, repeat=repeat, host=True).median)
+        del args
+    return times
