@@ -122,10 +122,10 @@ def sizes_for(name: str, quick: bool) -> tuple[list, list]:
     """(calibration params, validation params): every 4x, and every 2x (matmul: n, n x sqrt 2)."""
     if name.startswith("matmul"):
         top = 11 if quick else 12
-        val = [int(round(32 * 2 ** (i / 2) / 16)) * 16 for i in range(0, 2 * (top - 5) + 1)]
-        return [32 << i for i in range(top - 4)], val
+        val = [int(round(64 * 2 ** (i / 2) / 16)) * 16 for i in range(0, 2 * (top - 6) + 1)]
+        return [64 << i for i in range(top - 5)], val
     top = 26 if quick else 30
-    return [1 << e for e in range(14, top + 1, 2)], [1 << e for e in range(14, top + 1)]
+    return [1 << e for e in range(16, top + 1, 2)], [1 << e for e in range(16, top + 1)]
 
 
 def check(ops: dict) -> None:

@@ -179,7 +179,7 @@ class Pipeline:
         cp.cuda.Device().synchronize()
 
 
-def stage_ms(r0, r1, n, depth, scheme, row_bytes, h2d, d2h, launch_ms, row_ms, dtod_gbs):
+def stage_ms(r0, r1, n, depth, scheme, row_bytes, h2d, d2h, kernel_ms, dtod_gbs):
     """(upload, compute, download) ms of one chunk, from measured rates."""
     base, _, _ = spans(r0, r1, n, depth, 0, scheme)
     if scheme == "skew":
@@ -189,27 +189,28 @@ def stage_ms(r0, r1, n, depth, scheme, row_bytes, h2d, d2h, launch_ms, row_ms, d
         up_rows, compute = min(r1 + depth, n) - base, 0.0
     for t in range(1, depth + 1):
         _, lo, hi = spans(r0, r1, n, depth, t, scheme)
-        compute += launch_ms + (hi - lo) * row_ms
+        compute += float(kernel_ms(hi - lo)) if hi > lo else 0.0
     _, lo, hi = spans(r0, r1, n, depth, depth, scheme)
     down_rows = (r1 - r0) if scheme == "halo" else hi - lo
     return up_rows * row_bytes / h2d / 1e6, compute, down_rows * row_bytes / d2h / 1e6
 
 
-def model_ms(chunks, n, steps, depth, scheme, row_bytes, h2d, d2h, launch_ms, row_ms,
+def model_ms(chunks, n, steps, depth, scheme, row_bytes, h2d, d2h, kernel_ms,
              dtod_gbs) -> dict:
     """The pipeline as a three-stage flow shop with SETS buffer sets; ms and what limits it.
 
     Upload c waits for download c - SETS, compute c for upload c and compute c - 1, download c
     for compute c and download c - 1. Returns the total and its parts summed over trips:
-    ``transfer`` (busiest copy direction), ``compute`` (kernels without redundant rows),
-    ``redundant`` (halo rows recomputed), ``fill_drain`` (the rest: waiting at the ends).
+    ``transfer`` (busiest copy direction), ``compute`` (the in-core kernels' time),
+    ``redundant`` (kernel time beyond that: halo rows recomputed, more and smaller launches,
+    the halo hand-over copies), ``fill_drain`` (the rest: waiting at the ends).
     """
     total = 0.0
     parts = {"transfer": 0.0, "compute": 0.0, "redundant": 0.0, "fill_drain": 0.0}
     done = 0
     while done < steps:
         k = min(depth, steps - done)
-        st = [stage_ms(r0, r1, n, k, scheme, row_bytes, h2d, d2h, launch_ms, row_ms, dtod_gbs)
+        st = [stage_ms(r0, r1, n, k, scheme, row_bytes, h2d, d2h, kernel_ms, dtod_gbs)
               for r0, r1 in chunks]
         up_end, comp_end, down_end = [], [], []
         for c, (u, cmp, d) in enumerate(st):
@@ -218,7 +219,7 @@ def model_ms(chunks, n, steps, depth, scheme, row_bytes, h2d, d2h, launch_ms, ro
             comp_end.append(max(comp_end[-1] if comp_end else 0.0, up_end[-1]) + cmp)
             down_end.append(max(down_end[-1] if down_end else 0.0, comp_end[-1]) + d)
         trip = down_end[-1]
-        useful = k * (n * row_ms + launch_ms)
+        useful = k * float(kernel_ms(n))
         kernels = sum(s[1] for s in st)
         busiest = max(sum(s[0] for s in st), sum(s[2] for s in st))
         total += trip
@@ -304,8 +305,9 @@ class Case:
         """(ms for ``steps`` steps on the whole domain held on the device, result)."""
         import cupy as cp
 
-        bufs = [cp.asarray(start).ravel(), cp.asarray(start).ravel()]
-        self.step(bufs[1], bufs[0], self.n, 0)
+        bufs = [cp.empty(start.size, np.float32), cp.empty(start.size, np.float32)]
+        self.step(bufs[1], bufs[0], self.n, 0)                 # warm-up on scratch
+        bufs[0].set(start.ravel())
         cp.cuda.Device().synchronize()
         t0, t1 = cp.cuda.Event(), cp.cuda.Event()
         t0.record()
@@ -315,27 +317,27 @@ class Case:
         t1.synchronize()
         return cp.cuda.get_elapsed_time(t0, t1), bufs[steps % 2].get().reshape(start.shape)
 
-    def kernel_fit(self, rows_list) -> tuple[float, float, list]:
-        """Fit ms = launch + rows x row_ms on back-to-back launches over ``rows`` rows."""
+    def kernel_fit(self, rows_list):
+        """Per-launch ms against rows, as the pipeline issues them: back to back from the host,
+        ping-pong on a buffer pair of that size (so small chunks show their L2 hits and their
+        host-bound launches), fitted piecewise (:class:`cudakit.chooser.Segments`)."""
         import cupy as cp
 
-        from cudakit.timing import fit_latency_bandwidth
+        from cudakit.chooser import Segments
 
-        u = cp.zeros(max(rows_list) * self.row_len + 2 * self.row_len, np.float32)
-        v = cp.zeros_like(u)
-        u[:] = 0.5
         points = []
         for rows in rows_list:
-            reps = 50
+            u = cp.full((rows + 2) * self.row_len, 0.5, np.float32)
+            v = cp.full_like(u, 0.5)
+            reps = 64
 
-            def run(rows=rows, reps=reps):
-                for _ in range(reps):
-                    self.step(u[self.row_len:], v[self.row_len:], rows, 1)
+            def run(rows=rows, u=u, v=v, reps=reps):
+                for r in range(reps):
+                    a, b = (u, v) if r % 2 == 0 else (v, u)
+                    self.step(a[self.row_len:], b[self.row_len:], rows, 1)
 
-            points.append((rows, time_ms(run, repeat=7) / reps))
-        # a "size" of one row = one byte here: bandwidth GB/s -> rows per ms x 1e-6
-        launch, rate = fit_latency_bandwidth([p[0] for p in points], [p[1] for p in points])
-        return launch, 1 / (rate * 1e6), points
+            points.append((rows, time_ms(run, repeat=5) / reps))
+        return Segments.fit([p[0] for p in points], [p[1] for p in points]), points
 
 
 def check_small(case: Case, shape, budget_rows: int) -> float:
@@ -377,11 +379,11 @@ def sweep(case: Case, steps: int, budgets_mb, configs, rates, log) -> dict:
     incore_ms = min(incore_ms, case.in_core(start, steps)[0])
     cp.get_default_memory_pool().free_all_blocks()
     row_bytes = case.row_len * 4
-    launch_ms, row_ms, kpoints = case.kernel_fit([8, 32, 128, 512] if len(case.shape) == 2
-                                                 else [4, 16, 64, 256])
-    log(f"{case.shape}: in core {incore_ms:.2f} ms for {steps} steps; kernel fit: "
-        f"{launch_ms * 1e3:.2f} us per launch + {row_ms * 1e3:.3f} us per row "
-        f"(in core {incore_ms / steps / case.n * 1e3:.3f} us per row)")
+    kernel, kpoints = case.kernel_fit([2, 8, 32, 128, 512, 1024, 2048, 4096] if len(case.shape) == 2
+                                      else [2, 8, 32, 64, 128, 256, 512, 1024])
+    log(f"{case.shape}: in core {incore_ms:.2f} ms for {steps} steps "
+        f"({incore_ms / steps * 1e3:.0f} us per step); kernel per launch against rows: "
+        + ", ".join(f"{r}: {ms * 1e3:.1f} us" for r, ms in kpoints))
     flop = case.flop_per_point * np.prod([s - 2 for s in case.shape]) * steps
     t0, t1 = cp.cuda.Event(), cp.cuda.Event()
     results = []
@@ -403,8 +405,7 @@ def sweep(case: Case, steps: int, budgets_mb, configs, rates, log) -> dict:
             ms = cp.cuda.get_elapsed_time(t0, t1)
             same = bool(np.array_equal(got, incore))
             model = model_ms(solver.chunks, case.n, steps, depth, scheme, row_bytes,
-                             rates["duplex_each"], rates["duplex_each"], launch_ms, row_ms,
-                             rates["dtod"])
+                             rates["duplex_each"], rates["duplex_each"], kernel, rates["dtod"])
             row = {"budget_mb": budget_mb, "scheme": scheme, "depth": depth, "b": b,
                    "chunks": len(solver.chunks), "ms": ms, "of_in_core": incore_ms / ms,
                    "gflops": flop / ms / 1e6, "model": model,
@@ -416,7 +417,7 @@ def sweep(case: Case, steps: int, budgets_mb, configs, rates, log) -> dict:
             del solver
             cp.get_default_memory_pool().free_all_blocks()
     return {"shape": case.shape, "steps": steps, "incore_ms": incore_ms,
-            "launch_ms": launch_ms, "row_ms": row_ms, "kernel_points": kpoints,
+            "kernel_points": kpoints, "kernel_segments": [kernel.edges, kernel.lines],
             "gflops_in_core": flop / incore_ms / 1e6, "results": results}
 
 
@@ -444,13 +445,13 @@ def main() -> None:
         f"3D {check_small(three, (37, 19, 33), 12):.1e}")
     rates = pinned_rates(64 << 20)
     log("pinned copies (64 MiB): " + ", ".join(f"{k} {v:.1f} GB/s" for k, v in rates.items()))
-    skew = [("skew", d, f) for d in (16, 32, 64) for f in (1.0, 0.5)]
-    halo = [("halo", d, 1.0) for d in (8, 16, 32, 64)]
+    skew = [("skew", d, f) for d in (32, 64) for f in (1.0, 0.5)]
+    halo = [("halo", d, 1.0) for d in (16, 32, 64)]
     if opts.quick:
         skew, halo = [("skew", 64, 1.0)], [("halo", 32, 1.0)]
     report = {"env": environment_line(), "rates": rates}
-    report["2d"] = sweep(two, opts.steps, (256, 512, 1024), halo + skew, rates, log)
-    report["3d"] = sweep(three, opts.steps, (256, 512, 1024), halo + skew, rates, log)
+    report["2d"] = sweep(two, opts.steps, (512, 1024), halo + skew, rates, log)
+    report["3d"] = sweep(three, opts.steps, (512, 1024), halo + skew, rates, log)
     (opts.out / "out_of_core.json").write_text(json.dumps(report, indent=1))
     for key in ("2d", "3d"):
         rows = [[r["budget_mb"], r["scheme"], r["depth"], r["b"], r["chunks"], f"{r['ms']:.1f}",

@@ -31,7 +31,7 @@ from .timing import crossover, fit_latency_bandwidth
 
 @dataclass(frozen=True)
 class Segments:
-    """Piecewise ``ms = latency + size / bandwidth``: ``lines[i]`` holds below ``edges[i]``.
+    """Piecewise ``ms = latency + size / bandwidth``: ``lines[i]`` holds up to ``edges[i]``.
 
     ``lines`` are (latency ms, bandwidth GB/s) pairs, as :func:`fit_latency_bandwidth` returns
     them; ``size`` is whatever the caller measures work in (bytes, flop).
@@ -43,10 +43,12 @@ class Segments:
     @classmethod
     def fit(cls, sizes: Sequence[float], ms: Sequence[float], max_segments: int = 3,
             tolerance: float = 0.05) -> Segments:
-        """The fewest lines (each over at least 2 neighbouring sizes) that fit every point
-        within ``tolerance`` (relative); the best fit with ``max_segments`` lines otherwise.
+        """The fewest lines that fit every point within ``tolerance`` (relative); the best
+        fit with ``max_segments`` lines otherwise.
 
-        A segment ends halfway (geometrically) between its last size and the next one.
+        Neighbouring lines share the measured size where one ends and the next begins (each
+        line is fitted on at least 2 sizes of its own plus that one), so every line is used
+        only between sizes it was fitted on.
         """
         order = np.argsort(sizes)
         d = np.asarray(sizes, float)[order]
@@ -56,13 +58,12 @@ class Segments:
         best = None
         for count in range(1, max_segments + 1):
             for cuts in itertools.combinations(range(2, d.size - 1), count - 1):
-                bounds = (0, *cuts, d.size)
+                bounds = (0, *cuts, d.size - 1)
                 if any(b - a < 2 for a, b in itertools.pairwise(bounds)):
                     continue
-                lines = tuple(fit_latency_bandwidth(d[a:b], t[a:b])
+                lines = tuple(fit_latency_bandwidth(d[a:b + 1], t[a:b + 1])
                               for a, b in itertools.pairwise(bounds))
-                edges = tuple(float(np.sqrt(d[c - 1] * d[c])) for c in cuts)
-                model = cls(edges, lines)
+                model = cls(tuple(float(d[c]) for c in cuts), lines)
                 worst = float(np.max(np.abs(model(d) / t - 1)))
                 if best is None or worst < best[0]:
                     best = (worst, model)
@@ -73,7 +74,7 @@ class Segments:
     def __call__(self, size):
         """Predicted ms at ``size`` (a number or an array of them)."""
         s = np.asarray(size, float)
-        which = np.searchsorted(self.edges, s, side="right")
+        which = np.searchsorted(self.edges, s, side="left")
         latency = np.array([line[0] for line in self.lines])[which]
         bandwidth = np.array([line[1] for line in self.lines])[which]
         return latency + s / (bandwidth * 1e6)
@@ -143,29 +144,34 @@ def measured_crossover(sizes: Sequence[float], cpu_ms: Sequence[float],
 
 
 def time_calls(impls: dict[str, Callable], make_args: Callable, params: Sequence,
-               seconds: float = 0.15, most: int = 25) -> dict[str, list[float]]:
+               seconds: float = 0.3, most: int = 200) -> dict[str, list[float]]:
     """Median host-clock ms of each ``impls[name](*make_args(p))`` for every ``p`` in params.
 
-    The arguments are made once per ``p`` (not timed); each implementation is called once to
-    warm up, then as often as fits in about ``seconds`` (at least 3, at most ``most`` times).
-    Host clock, because a call's result is back on the host when it returns.
+    The arguments are made once per ``p`` (not timed). After one warm-up call each, the
+    implementations take turns, one timed call each per round, for as many rounds as fit in
+    about ``seconds`` (at least 3, at most ``most``), so that a slow spell of the machine
+    hits all of them alike. Host clock: a call's result is back on the host when it returns.
 
     >>> time_calls({"sum": sum}, lambda n: (range(n),), [10, 1000])["sum"][0] > 0
     True
     """
     import time
 
-    from .timing import benchmark
-
     times: dict[str, list[float]] = {name: [] for name in impls}
+    clock = time.perf_counter
     for p in params:
         args = make_args(p)
-        for name, fn in impls.items():
-            t0 = time.perf_counter()
+        t0 = clock()
+        for fn in impls.values():
             fn(*args)
-            once = time.perf_counter() - t0
-            repeat = int(min(most, max(3, seconds / max(once, 1e-6))))
-            call = lambda fn=fn, args=args: fn(*args)  # noqa: E731
-            times[name].append(benchmark(call, warmup=1, repeat=repeat, host=True).median)
+        rounds = int(min(most, max(3, seconds / max(clock() - t0, 1e-6))))
+        samples = {name: np.empty(rounds) for name in impls}
+        for r in range(rounds):
+            for name, fn in impls.items():
+                t0 = clock()
+                fn(*args)
+                samples[name][r] = clock() - t0
+        for name in impls:
+            times[name].append(float(np.median(samples[name])) * 1e3)
         del args
     return times
