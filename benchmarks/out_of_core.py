@@ -228,9 +228,11 @@ def model_ms(chunks, n, steps, depth, scheme, row_bytes, h2d, d2h, kernel_ms,
         parts["redundant"] += max(kernels - useful, 0.0)
         parts["fill_drain"] += trip - max(kernels, busiest)
         done += k
-    return {"ms": total, **parts,
-            "limit": "transfer" if parts["transfer"] > parts["compute"] + parts["redundant"]
-            else "compute"}
+    if parts["transfer"] > parts["compute"] + parts["redundant"]:
+        limit = "transfer"
+    else:
+        limit = max(("redundant", "fill_drain"), key=parts.get)
+    return {"ms": total, **parts, "limit": limit}
 
 
 def pinned_rates(nbytes: int) -> dict:
