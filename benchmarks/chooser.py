@@ -32,6 +32,7 @@ NOTEBOOK = "07_cpu_or_gpu.ipynb"
 KERNELS = ("saxpy", "matmul_tiled", "block_sums")
 A = np.float32(2.5)
 PARTIALS = 1024
+TILE = 16
 
 
 def kernels() -> dict:
@@ -89,8 +90,8 @@ def operations(k: dict) -> dict:
         n = a.shape[0]
         cuda.memcpy_htod(d_a, a)
         cuda.memcpy_htod(d_b, b)
-        k["matmul_tiled"](d_a, d_b, d_c, n, grid=((n + 31) // 32, (n + 31) // 32),
-                          block=(32, 32, 1))
+        k["matmul_tiled"](d_a, d_b, d_c, n, grid=((n + TILE - 1) // TILE,) * 2,
+                          block=(TILE, TILE, 1))
         cuda.memcpy_dtoh(c, d_c)
         return c
 
