@@ -102,6 +102,7 @@ class Chooser:
         self._first = bool(gpu_wins[0])
         flip = np.nonzero(gpu_wins[1:] != gpu_wins[:-1])[0]
         self._flips = [float(np.sqrt(self.grid[i] * self.grid[i + 1])) for i in flip]
+        self._one = self._flips[0] if len(self._flips) == 1 else np.inf if not self._flips else None
 
     def side(self, size: float) -> str:
         """``"gpu"`` or ``"cpu"``: where a call of this size runs."""
@@ -113,6 +114,8 @@ class Chooser:
         return self.side(self.size(*args))
 
     def __call__(self, *args):
+        if self._one is not None:                  # the usual case: one crossover (or none)
+            return (self.gpu if (self.size(*args) >= self._one) ^ self._first else self.cpu)(*args)
         odd = bisect.bisect(self._flips, self.size(*args)) & 1
         return (self.gpu if self._first ^ odd else self.cpu)(*args)
 
@@ -147,10 +150,13 @@ def time_calls(impls: dict[str, Callable], make_args: Callable, params: Sequence
                seconds: float = 0.3, most: int = 200) -> dict[str, list[float]]:
     """Median host-clock ms of each ``impls[name](*make_args(p))`` for every ``p`` in params.
 
-    The arguments are made once per ``p`` (not timed). After one warm-up call each, the
-    implementations take turns, one timed call each per round, for as many rounds as fit in
-    about ``seconds`` (at least 3, at most ``most``), so that a slow spell of the machine
-    hits all of them alike. Host clock: a call's result is back on the host when it returns.
+    The arguments are made once per ``p`` (not timed). Each implementation runs back to back,
+    as repeated calls of a program would (one warm-up call, then as many timed calls as fit in
+    about ``seconds / 2``: at least 3, at most ``most``); this happens twice, the second time
+    in reverse order, so that a slow spell of the machine hits all of them alike. Calls
+    alternating between implementations would measure each one right after the other, with
+    the other one's data in the caches. Host clock: a call's result is on the host when it
+    returns.
 
     >>> time_calls({"sum": sum}, lambda n: (range(n),), [10, 1000])["sum"][0] > 0
     True
@@ -161,16 +167,17 @@ def time_calls(impls: dict[str, Callable], make_args: Callable, params: Sequence
     clock = time.perf_counter
     for p in params:
         args = make_args(p)
-        t0 = clock()
-        for fn in impls.values():
-            fn(*args)
-        rounds = int(min(most, max(3, seconds / max(clock() - t0, 1e-6))))
-        samples = {name: np.empty(rounds) for name in impls}
-        for r in range(rounds):
-            for name, fn in impls.items():
+        samples: dict[str, list[float]] = {name: [] for name in impls}
+        for order in (list(impls), list(impls)[::-1]):
+            for name in order:
+                fn = impls[name]
                 t0 = clock()
                 fn(*args)
-                samples[name][r] = clock() - t0
+                once = clock() - t0
+                for _ in range(int(min(most, max(3, seconds / 2 / max(once, 1e-6))))):
+                    t0 = clock()
+                    fn(*args)
+                    samples[name].append(clock() - t0)
         for name in impls:
             times[name].append(float(np.median(samples[name])) * 1e3)
         del args
