@@ -50,11 +50,11 @@ class Segments:
         line is fitted on at least 2 sizes of its own plus that one), so every line is used
         only between sizes it was fitted on.
         """
-        order = np.argsort(sizes)
-        d = np.asarray(sizes, float)[order]
-        t = np.asarray(ms, float)[order]
-        if d.size < 2 or d.size != t.size or np.any(t <= 0) or np.any(d <= 0):
+        d, t = np.asarray(sizes, float), np.asarray(ms, float)
+        if d.size < 2 or d.shape != t.shape or np.any(t <= 0) or np.any(d <= 0):
             raise ValueError("need at least two (size, time) pairs, all positive, of equal length")
+        order = np.argsort(d)
+        d, t = d[order], t[order]
         best = None
         for count in range(1, max_segments + 1):
             for cuts in itertools.combinations(range(2, d.size - 1), count - 1):
