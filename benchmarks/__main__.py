@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 GPU = ["reduction", "transpose", "matmul", "transfers", "streams", "nbody", "stencil",
-       "out_of_core"]
+       "out_of_core", "chooser"]
 CPU = ["emu.bench", "widget"]
 
 

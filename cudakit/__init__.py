@@ -43,6 +43,7 @@ _LAZY = {
     "gflops": "timing",
     "fit_latency_bandwidth": "timing",
     "crossover": "timing",
+    "Chooser": "chooser",
     "device_info": "device",
     "analyze": "analysis",
     "profile": "analysis",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import (
+    chooser,
     common,
     matmul,
     nbody,
@@ -21,7 +22,7 @@ from benchmarks import (
 )
 from cudakit.signature import parse_kernels
 
-WITH_KERNELS = [matmul, nbody, out_of_core, reduction, stencil, streams, transpose]
+WITH_KERNELS = [chooser, matmul, nbody, out_of_core, reduction, stencil, streams, transpose]
 
 
 def kernels_of(notebook: str) -> set[str]:
@@ -48,6 +49,7 @@ def test_transfer_benchmark_kernels_are_defined(notebook, names):
         (transpose, "TILE", "TILE"),
         (transpose, "BLOCK_ROWS", "BLOCK_ROWS"),
         (reduction, "BLOCK", "BLOCK_SIZE"),
+        (chooser, "TILE", "TILE"),
     ],
 )
 def test_script_constants_match_the_lab(module, script_name, lab_name):
