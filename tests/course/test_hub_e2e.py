@@ -1,0 +1,472 @@
+"""A class on JupyterHub + nbgrader, end to end, with real components on localhost.
+
+Three Unix users made here (an instructor, two participants, PAM passwords), the hub of
+deploy/jupyterhub_config.py with configurable-http-proxy from npm, nbgrader's exchange,
+and Debian's Chromium through Playwright:
+
+instructor: ``cudakit course``, generate_assignment, release_assignment (commands as that user)
+participants: log in, fetch in JupyterLab's assignment list, answer (1 right, 2 wrong), submit
+instructor: collect, autograde (the cudakit grader), formgrader, generate/release feedback, export
+participants: fetch feedback and read their scores
+
+and checks that participants cannot read each other's work or the instructor's source/, that
+the hub gave each server its own GPU (a MIG listing from tests/course/fixtures), and that the
+exported grades are 8/8 and 5/8. Screenshots go to test-output/hub/. Users, groups, files and
+processes are removed afterwards, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parent / "fixtures"
+SHOTS = ROOT / "test-output" / "hub"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+ASSIGNMENT = "01_first_kernel"
+NOTEBOOK = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+COURSE = "cuda101"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+def _run(cmd, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise AssertionError(f"{cmd} failed ({result.returncode}):\n{result.stdout}\n"
+                             f"{result.stderr}"[-4000:])
+    return result
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _requirements() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root: creates Unix users and runs JupyterHub as root")
+    for tool in ("useradd", "runuser", "chpasswd"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is missing")
+    if not (shutil.which("configurable-http-proxy") and Path(CHROMIUM).exists()):
+        subprocess.run([str(ROOT / "tools" / "install-system-deps")], check=False)
+    if not shutil.which("configurable-http-proxy"):
+        pytest.fail("configurable-http-proxy is missing: run tools/install-system-deps")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run tools/install-system-deps")
+    pytest.importorskip("nbgrader")
+    pytest.importorskip("jupyterhub")
+
+
+class Users:
+    """Unix users and groups made for one test; ``remove`` ends their processes and deletes them."""
+
+    def __init__(self):
+        tag = secrets.token_hex(3)
+        self.names = {"instructor": f"ckt{tag}i", "p1": f"ckt{tag}a", "p2": f"ckt{tag}b"}
+        self.groups = {"students": f"ckt{tag}s", "instructors": f"ckt{tag}t"}
+        self.passwords = {role: secrets.token_urlsafe(12) for role in self.names}
+        self.made_users: list[str] = []
+        self.made_groups: list[str] = []
+
+    def create(self) -> None:
+        for group in self.groups.values():
+            _run(["groupadd", group])
+            self.made_groups.append(group)
+        for role, name in self.names.items():
+            group = self.groups["instructors" if role == "instructor" else "students"]
+            # private home folders, as deploy/INSTRUCTORS.md asks
+            _run(["useradd", "--create-home", "--key", "HOME_MODE=0700", "--shell", "/bin/bash",
+                  "--groups", group, name])
+            self.made_users.append(name)
+            _run(["chpasswd"], input=f"{name}:{self.passwords[role]}\n")
+
+    def home(self, role: str) -> Path:
+        return Path(pwd.getpwnam(self.names[role]).pw_dir)
+
+    def kill_processes(self) -> None:
+        for name in self.made_users:
+            uid = pwd.getpwnam(name).pw_uid
+            found = subprocess.run(["ps", "-o", "pid=", "-u", str(uid)], capture_output=True,
+                                   text=True).stdout.split()
+            for pid in found:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def remove(self) -> None:
+        self.kill_processes()
+        time.sleep(0.2)
+        for name in self.made_users:
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+        for group in self.made_groups:
+            subprocess.run(["groupdel", group], capture_output=True)
+
+
+def _as_user(users: Users, role: str, cmd: list[str], env: dict, cwd=None, check=True,
+             input=None):
+    name = users.names[role]
+    home = users.home(role)
+    full = ["runuser", "-u", name, "--", "env", f"HOME={home}", f"USER={name}",
+            *[f"{k}={v}" for k, v in env.items()], *cmd]
+    if check:
+        return _run(full, cwd=cwd or home, input=input)
+    return subprocess.run(full, cwd=cwd or home, capture_output=True, text=True, input=input)
+
+
+def _course_python(root: Path, users: Users, env: dict) -> str:
+    """A Python the test users can run that sees this environment's packages.
+
+    This Python may live under a folder they cannot enter (pyenv in /root); then a venv
+    of the system's Python of the same version is made beside the course, whose site
+    folder is this environment's site-packages (and its Jupyter data and config), and
+    whose bin/ goes first on ``env``'s PATH."""
+    probe = ["-c", "import cudakit, nbgrader, jupyterhub, jupyterlab"]
+    if _as_user(users, "p1", [sys.executable, *probe], env, check=False).returncode == 0:
+        return sys.executable
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/bin:/usr/local/bin")
+    if system is None:
+        pytest.fail(f"the test users cannot run {sys.executable} and there is no /usr/bin/{version}")
+    venv = root / "venv"
+    _run([system, "-m", "venv", "--without-pip", str(venv)])
+    site = Path(_run([str(venv / "bin" / "python"), "-c",
+                      "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    (site / "cudakit-test-env.pth").write_text(
+        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    for part in ("share/jupyter", "etc/jupyter"):
+        if (Path(sys.prefix) / part).is_dir():
+            (venv / part).parent.mkdir(parents=True, exist_ok=True)
+            (venv / part).symlink_to(Path(sys.prefix) / part)
+    python = str(venv / "bin" / "python")
+    alembic = venv / "bin" / "alembic"  # nbgrader runs it from PATH
+    alembic.write_text(f"#!{python}\nimport sys\nfrom alembic.config import main\nsys.exit(main())\n")
+    alembic.chmod(0o755)
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    result = _as_user(users, "p1", [python, *probe], env, check=False)
+    if result.returncode != 0:
+        pytest.fail(f"the test users cannot import cudakit and nbgrader: {result.stderr[-2000:]}\n"
+                    f"(is {ROOT} readable by other users?)")
+    return python
+
+
+@pytest.fixture
+def course_machine():
+    """Users, a course environment they can run, the exchange and a running hub."""
+    _requirements()
+    root = Path(tempfile.mkdtemp(prefix="cudakit-hub-", dir="/tmp"))
+    root.chmod(0o755)
+    users = Users()
+    hub = None
+    log = None
+    try:
+        users.create()
+        exchange = root / "exchange"
+        exchange.mkdir()
+        exchange.chmod(0o777)  # nbgrader's exchange, as its docs ask
+        config = root / "etc" / "jupyter"  # stands for /etc/jupyter on the course machine
+        config.mkdir(parents=True)
+        (config / "nbgrader_config.py").write_text(
+            f"c = get_config()\nc.CourseDirectory.course_id = {COURSE!r}\n"
+            f"c.Exchange.root = {str(exchange)!r}\n")
+        (config / "jupyter_server_config.py").write_text(
+            "c = get_config()\nc.LabApp.expose_app_in_browser = True  # for the test's checks\n")
+        for part in (root / "etc", config):
+            part.chmod(0o755)
+        pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+        user_env = {"PYTHONPATH": pythonpath, "JUPYTER_CONFIG_PATH": str(config),
+                    "PATH": os.environ["PATH"]}
+        python = _course_python(root, users, user_env)
+        smi = root / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\ncat {FIXTURES / 'a100_mig_nvidia-smi-L.txt'}\n")
+        smi.chmod(0o755)
+        state = root / "hub"
+        port = _free_port()
+        hub_env = dict(os.environ, **user_env,
+                       CUDAKIT_HUB_BIND_URL=f"http://127.0.0.1:{port}",
+                       CUDAKIT_HUB_STATE=str(state), CUDAKIT_HUB_PYTHON=python,
+                       CUDAKIT_HUB_STUDENTS=users.groups["students"],
+                       CUDAKIT_HUB_INSTRUCTORS=users.groups["instructors"],
+                       CUDAKIT_HUB_MEM_LIMIT="2G", CUDAKIT_HUB_CPU_LIMIT="1",
+                       CUDAKIT_HUB_SPAWNER="local", CUDAKIT_NVIDIA_SMI=str(smi),
+                       CUDAKIT_BACKEND="emu")
+        hub_env.pop("CUDA_VISIBLE_DEVICES", None)
+        state.mkdir(mode=0o700)
+        log = open(root / "jupyterhub.log", "w")  # noqa: SIM115 - closed below
+        hub = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(ROOT / "deploy" / "jupyterhub_config.py")],
+            cwd=state, env=hub_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/hub/health", timeout=2)
+                break
+            except OSError:
+                if hub.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterHub did not start:\n" +
+                                (root / "jupyterhub.log").read_text()[-4000:])
+                time.sleep(0.5)
+        yield {"url": url, "users": users, "root": root, "exchange": exchange, "python": python,
+               "env": user_env, "log": root / "jupyterhub.log"}
+    finally:
+        if hub is not None:
+            hub.send_signal(signal.SIGTERM)  # the hub stops the proxy and every server
+            try:
+                hub.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(hub.pid, signal.SIGKILL)
+                hub.wait()
+            if log is not None:
+                log.close()
+                keep = SHOTS / "jupyterhub.log"
+                keep.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(root / "jupyterhub.log", keep)
+        users.remove()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# -- the participants' side, in the browser --------------------------------------------------
+
+LAB_READY = "() => !!(window.jupyterapp && document.querySelector('.jp-LabShell'))"
+
+SET_ANSWERS = """(answers) => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const cells = panel.content.model.cells;
+    let done = 0;
+    for (let i = 0; i < cells.length; i++) {
+        const cell = cells.get(i);
+        const nbgrader = cell.getMetadata('nbgrader');
+        if (nbgrader && nbgrader.grade_id in answers) {
+            cell.sharedModel.setSource(answers[nbgrader.grade_id]);
+            done++;
+        }
+    }
+    return done;
+}"""
+
+
+def _shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def _login(browser, url: str, name: str, password: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    page.wait_for_function(LAB_READY, timeout=90_000)  # the hub spawns the server first
+    return page
+
+
+def _assignment_list(page):
+    page.evaluate("() => window.jupyterapp.commands.execute('nbgrader:open-assignment-list')")
+    page.wait_for_selector("#released_assignments_list, #fetched_assignments_list")
+    return page
+
+
+def _fetch_and_answer(page, answers: dict[str, str], role: str) -> None:
+    _assignment_list(page)
+    row = page.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT)
+    row.wait_for(timeout=30_000)
+    _shot(page, f"{role}-1-released")
+    row.get_by_role("button", name="Fetch").click()
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT)
+    fetched.first.wait_for(timeout=30_000)
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})",
+                  NOTEBOOK)
+    page.wait_for_function("() => { const w = window.jupyterapp.shell.currentWidget;"
+                           " return w && w.context && w.context.path.endsWith('.ipynb')"
+                           " && w.content.model && w.content.model.cells.length > 3; }",
+                           timeout=30_000)
+    assert page.evaluate(SET_ANSWERS, answers) == len(answers)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    _shot(page, f"{role}-2-answered")
+    _assignment_list(page)
+    submit = page.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT).first
+    submit.get_by_role("button", name="Submit").click()
+    page.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT).first.wait_for(
+        timeout=30_000)
+    _shot(page, f"{role}-3-submitted")
+
+
+def _fetch_feedback(page, url: str, name: str, role: str) -> str:
+    """Fetch the released feedback in the assignment list; the feedback page's text."""
+    _assignment_list(page)
+    page.click("#refresh_assignments_list")
+    row = page.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT).first
+    button = row.get_by_role("button", name="Fetch Feedback")
+    button.wait_for(timeout=30_000)
+    button.click()
+    page.get_by_text("(view feedback)").first.wait_for(timeout=30_000)
+    _shot(page, f"{role}-4-feedback-fetched")
+    listing = page.evaluate(
+        "async (dir) => (await window.jupyterapp.serviceManager.contents.get(dir)).content"
+        ".map(x => x.path)", f"{ASSIGNMENT}/feedback")
+    assert len(listing) == 1, listing
+    html = f"{listing[0]}/{ASSIGNMENT}.html"
+    page.goto(f"{url}/user/{name}/files/{html}")
+    _shot(page, f"{role}-5-feedback")
+    return page.inner_text("body")
+
+
+# -- the instructor's side, as nbgrader commands -----------------------------------------------
+
+def _nbgrader(machine, *args: str) -> str:
+    users = machine["users"]
+    course = users.home("instructor") / COURSE
+    return _as_user(users, "instructor", [machine["python"], "-m", "nbgrader", *args],
+                    machine["env"], cwd=course).stderr
+
+
+def _answers() -> tuple[dict[str, str], dict[str, str]]:
+    """A right answer (the solution's code without markers) and a wrong one (too few blocks)."""
+    solution = nbformat.read(ROOT / "solutions" / f"{ASSIGNMENT}.ipynb", as_version=4)
+    right = {}
+    for cell in solution.cells:
+        data = cell.metadata.get("nbgrader", {})
+        if data.get("solution"):
+            right[data["grade_id"]] = "\n".join(
+                line for line in cell.source.splitlines() if "SOLUTION" not in line)
+    wrong = dict(right, gpu_add=right["gpu_add"].replace("(n + BLOCK - 1) // BLOCK", "n // BLOCK"))
+    assert wrong["gpu_add"] != right["gpu_add"]
+    return right, wrong
+
+
+def _cannot_read(machine, role: str, path: Path) -> None:
+    """``role`` is refused ``path`` (a file is read, a folder listed); root is not."""
+    command = ["ls", str(path)] if path.is_dir() else ["cat", str(path)]
+    assert subprocess.run(command, capture_output=True).returncode == 0, f"root cannot read {path}"
+    denied = _as_user(machine["users"], role, command, {}, check=False)
+    assert denied.returncode != 0 and "Permission denied" in denied.stderr, (role, path, denied)
+
+
+def _server_env(users: Users, role: str) -> dict[str, str]:
+    """The environment of the user's single-user server process, read from /proc."""
+    uid = pwd.getpwnam(users.names[role]).pw_uid
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or proc.stat().st_uid != uid:
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"jupyterhub.singleuser" not in cmdline:
+                continue
+            pairs = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        return dict(p.decode().split("=", 1) for p in pairs if b"=" in p)
+    raise AssertionError(f"no single-user server running for {role}")
+
+
+def test_a_class_on_jupyterhub_with_nbgrader(course_machine):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    machine = course_machine
+    users, url = machine["users"], machine["url"]
+    names = users.names
+    course = users.home("instructor") / COURSE
+    shutil.rmtree(SHOTS, ignore_errors=True)
+
+    # instructor: the course from solutions/, then nbgrader's generate and release
+    _as_user(users, "instructor",
+             [machine["python"], "-m", "cudakit", "course", str(course), "--course-id", COURSE,
+              "--exchange", str(machine["exchange"]), "--solutions", str(ROOT / "solutions"),
+              "--only", ASSIGNMENT], machine["env"])
+    # the instructor's own server finds the course for formgrader (deploy/INSTRUCTORS.md)
+    _as_user(users, "instructor", ["mkdir", "-p", str(users.home("instructor") / ".jupyter")], {})
+    _as_user(users, "instructor", ["sh", "-c", "cat > ~/.jupyter/nbgrader_config.py"], {},
+             input=f"load_subconfig({str(course / 'nbgrader_config.py')!r})\n")
+    _nbgrader(machine, "generate_assignment", ASSIGNMENT)
+    released = nbformat.read(course / "release" / NOTEBOOK, as_version=4)
+    kernel = next(c.source for c in released.cells if c.source.startswith("%%cuda"))
+    assert "__global__ void add_arrays" in kernel and "NotImplementedError" not in kernel
+    _nbgrader(machine, "release_assignment", ASSIGNMENT)
+
+    right, wrong = _answers()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        pages = {}
+        try:
+            # participants: fetch, answer, submit
+            for role, answers in (("p1", right), ("p2", wrong)):
+                pages[role] = _login(browser, url, names[role], users.passwords[role])
+                _shot(pages[role], f"{role}-0-lab")
+                _fetch_and_answer(pages[role], answers, role)
+
+            # each server got its own MIG instance, and the limits
+            gpus = {role: _server_env(users, role) for role in ("p1", "p2")}
+            assert gpus["p1"]["CUDA_VISIBLE_DEVICES"].startswith("MIG-")
+            assert gpus["p1"]["CUDA_VISIBLE_DEVICES"] != gpus["p2"]["CUDA_VISIBLE_DEVICES"]
+            assert gpus["p1"]["MEM_LIMIT"] == str(2 * 1024**3)
+            assert gpus["p1"]["CPU_LIMIT"] == "1.0"
+
+            # privacy: nobody reads another's work, the exchange inbox or the instructor's source
+            _cannot_read(machine, "p2", users.home("p1") / NOTEBOOK)
+            _cannot_read(machine, "p1", users.home("p2"))
+            _cannot_read(machine, "p1", course / "source" / NOTEBOOK)
+            _cannot_read(machine, "p2", machine["exchange"] / COURSE / "inbound")
+
+            # instructor: collect, autograde with the cudakit grader, feedback, export
+            _nbgrader(machine, "collect", ASSIGNMENT)
+            log = _nbgrader(machine, "autograde", ASSIGNMENT)
+            assert "cudakit grade" in log, log[-3000:]
+            pages["instructor"] = instructor = _login(browser, url, names["instructor"],
+                                                      users.passwords["instructor"])
+            instructor.goto(f"{url}/user/{names['instructor']}/formgrader/gradebook/"
+                            f"{ASSIGNMENT}/{ASSIGNMENT}")
+            instructor.get_by_role("button", name="Show All Names").click()
+            scores = {}
+            for role in ("p1", "p2"):
+                row = instructor.locator("tr", has_text=names[role])
+                row.wait_for(timeout=30_000)
+                scores[role] = row.inner_text()
+            _shot(instructor, "instructor-1-formgrader")
+            assert "8 / 8" in scores["p1"] and "5 / 8" in scores["p2"], scores
+            _nbgrader(machine, "generate_feedback", ASSIGNMENT)
+            _nbgrader(machine, "release_feedback", ASSIGNMENT)
+            _nbgrader(machine, "export", "--to", str(course / "grades.csv"))
+
+            # participants: their feedback, with their score
+            feedback = {role: _fetch_feedback(pages[role], url, names[role], role)
+                        for role in ("p1", "p2")}
+            assert "Score: 8.0 / 8.0" in feedback["p1"].replace("\n", " "), feedback["p1"][:800]
+            assert "Score: 5.0 / 8.0" in feedback["p2"].replace("\n", " "), feedback["p2"][:800]
+            assert "wrong result" in feedback["p2"]
+        except BaseException:
+            for role, page in pages.items():
+                _shot(page, f"failed-{role}")
+            raise
+        finally:
+            browser.close()
+
+    with open(course / "grades.csv") as f:
+        grades = {row["student_id"]: row for row in csv.DictReader(f)}
+    shutil.copy(course / "grades.csv", SHOTS / "grades.csv")
+    assert float(grades[names["p1"]]["score"]) == float(grades[names["p1"]]["max_score"]) == 8.0
+    assert 0 < float(grades[names["p2"]]["score"]) < float(grades[names["p2"]]["max_score"])
+    assert set(grades) == {names["p1"], names["p2"]}, json.dumps(grades)
