@@ -1,12 +1,12 @@
 # JupyterHub for a CUDA course on one machine with one or more GPUs (deploy/README.md).
 #
-#   sudo CUDAKIT_HUB_STATE=/srv/jupyterhub /opt/cudakit/bin/jupyterhub -f deploy/jupyterhub_config.py
+#   sudo /opt/cudakit/bin/jupyterhub -f /opt/cudakit/deploy/jupyterhub_config.py
 #
 # Participants log in with their Unix account (PAM) and get JupyterLab with cudakit, one
 # GPU (or MIG instance) each, shared round robin, and a memory and CPU limit. Settings come
 # from the environment, so one file serves the course machine and the end-to-end test:
 #
-#   CUDAKIT_HUB_BIND_URL     where the proxy listens        (http://127.0.0.1:8000; put TLS in front)
+#   CUDAKIT_HUB_BIND_URL     where the proxy listens        (http://127.0.0.1:8000; TLS in front)
 #   CUDAKIT_HUB_STATE        database, cookie secret, pids  (/srv/jupyterhub)
 #   CUDAKIT_HUB_PYTHON       Python of the course environment, run by every participant
 #                            (the Python running the hub)

@@ -13,10 +13,15 @@ and checks that participants cannot read each other's work or the instructor's s
 the hub gave each server its own GPU (a MIG listing from tests/course/fixtures), and that the
 exported grades are 8/8 and 5/8. Screenshots go to test-output/hub/. Users, groups, files and
 processes are removed afterwards, also when the test fails.
+
+The users run this environment's own Python. Where it sits in a folder they cannot enter
+(pyenv under /root, as on the CI image), the test lets other users pass through that folder
+(o+x: enter, not list) while it runs, and restores the folder's mode afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -25,9 +30,9 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import urllib.request
@@ -111,10 +116,8 @@ class Users:
             found = subprocess.run(["ps", "-o", "pid=", "-u", str(uid)], capture_output=True,
                                    text=True).stdout.split()
             for pid in found:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
     def remove(self) -> None:
         self.kill_processes()
@@ -136,40 +139,29 @@ def _as_user(users: Users, role: str, cmd: list[str], env: dict, cwd=None, check
     return subprocess.run(full, cwd=cwd or home, capture_output=True, text=True, input=input)
 
 
-def _course_python(root: Path, users: Users, env: dict) -> str:
-    """A Python the test users can run that sees this environment's packages.
+def _closed_folders() -> list[Path]:
+    """Folders on the way to this environment's Python and packages that other users cannot
+    enter (pyenv's Python in /root on the CI image: its RUNPATH names that folder)."""
+    targets = [Path(os.path.realpath(sys.executable)), Path(sys.prefix).resolve(), ROOT]
+    closed = set()
+    for target in targets:
+        for folder in target.parents:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                closed.add(folder)
+    return sorted(closed)
 
-    This Python may live under a folder they cannot enter (pyenv in /root); then a venv
-    of the system's Python of the same version is made beside the course, whose site
-    folder is this environment's site-packages (and its Jupyter data and config), and
-    whose bin/ goes first on ``env``'s PATH."""
-    probe = ["-c", "import cudakit, nbgrader, jupyterhub, jupyterlab"]
-    if _as_user(users, "p1", [sys.executable, *probe], env, check=False).returncode == 0:
-        return sys.executable
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    system = shutil.which(version, path="/usr/bin:/usr/local/bin")
-    if system is None:
-        pytest.fail(f"the test users cannot run {sys.executable} and there is no /usr/bin/{version}")
-    venv = root / "venv"
-    _run([system, "-m", "venv", "--without-pip", str(venv)])
-    site = Path(_run([str(venv / "bin" / "python"), "-c",
-                      "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
-    (site / "cudakit-test-env.pth").write_text(
-        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
-    for part in ("share/jupyter", "etc/jupyter"):
-        if (Path(sys.prefix) / part).is_dir():
-            (venv / part).parent.mkdir(parents=True, exist_ok=True)
-            (venv / part).symlink_to(Path(sys.prefix) / part)
-    python = str(venv / "bin" / "python")
-    alembic = venv / "bin" / "alembic"  # nbgrader runs it from PATH
-    alembic.write_text(f"#!{python}\nimport sys\nfrom alembic.config import main\nsys.exit(main())\n")
-    alembic.chmod(0o755)
-    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
-    result = _as_user(users, "p1", [python, *probe], env, check=False)
-    if result.returncode != 0:
-        pytest.fail(f"the test users cannot import cudakit and nbgrader: {result.stderr[-2000:]}\n"
-                    f"(is {ROOT} readable by other users?)")
-    return python
+
+@contextlib.contextmanager
+def _traversable(folders: list[Path]):
+    """Let other users pass through ``folders`` (o+x: enter, not list) while the test runs."""
+    modes = {folder: folder.stat().st_mode for folder in folders}
+    try:
+        for folder, mode in modes.items():
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+        yield
+    finally:
+        for folder, mode in modes.items():
+            folder.chmod(stat.S_IMODE(mode))
 
 
 @pytest.fixture
@@ -181,6 +173,7 @@ def course_machine():
     users = Users()
     hub = None
     log = None
+    stack = contextlib.ExitStack()
     try:
         users.create()
         exchange = root / "exchange"
@@ -197,8 +190,14 @@ def course_machine():
             part.chmod(0o755)
         pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
         user_env = {"PYTHONPATH": pythonpath, "JUPYTER_CONFIG_PATH": str(config),
-                    "PATH": os.environ["PATH"]}
-        python = _course_python(root, users, user_env)
+                    # this environment's scripts first (nbgrader runs alembic from PATH)
+                    "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        stack.enter_context(_traversable(_closed_folders()))
+        python = sys.executable
+        probe = _as_user(users, "p1", [python, "-c", "import cudakit, nbgrader, jupyterhub"],
+                         user_env, check=False)
+        if probe.returncode != 0:
+            pytest.fail(f"the test users cannot run {python} with cudakit: {probe.stderr[-2000:]}")
         smi = root / "nvidia-smi"
         smi.write_text(f"#!/bin/sh\ncat {FIXTURES / 'a100_mig_nvidia-smi-L.txt'}\n")
         smi.chmod(0o755)
@@ -216,7 +215,7 @@ def course_machine():
         state.mkdir(mode=0o700)
         log = open(root / "jupyterhub.log", "w")  # noqa: SIM115 - closed below
         hub = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(ROOT / "deploy" / "jupyterhub_config.py")],
+            [sys.executable, "-m", "jupyterhub", "-f", str(ROOT / "deploy/jupyterhub_config.py")],
             cwd=state, env=hub_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -245,6 +244,7 @@ def course_machine():
                 keep.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(root / "jupyterhub.log", keep)
         users.remove()
+        stack.close()
         shutil.rmtree(root, ignore_errors=True)
 
 
