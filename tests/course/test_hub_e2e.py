@@ -51,7 +51,7 @@ ASSIGNMENT = "01_first_kernel"
 NOTEBOOK = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
 COURSE = "cuda101"
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _run(cmd, **kwargs) -> subprocess.CompletedProcess:
@@ -168,6 +168,9 @@ def _traversable(folders: list[Path]):
 def course_machine():
     """Users, a course environment they can run, the exchange and a running hub."""
     _requirements()
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True)
+    _mark("start")
     root = Path(tempfile.mkdtemp(prefix="cudakit-hub-", dir="/tmp"))
     root.chmod(0o755)
     users = Users()
@@ -228,6 +231,7 @@ def course_machine():
                     pytest.fail("JupyterHub did not start:\n" +
                                 (root / "jupyterhub.log").read_text()[-4000:])
                 time.sleep(0.5)
+        _mark("hub running")
         yield {"url": url, "users": users, "root": root, "exchange": exchange, "python": python,
                "env": user_env, "log": root / "jupyterhub.log"}
     finally:
@@ -268,19 +272,32 @@ SET_ANSWERS = """(answers) => {
 }"""
 
 
+START = time.monotonic()  # reset by _mark("start")
+
+
 def _shot(page, name: str) -> None:
+    """A screenshot of this step, and its time since the test began in timeline.txt."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
+    _mark(name)
+
+
+def _mark(step: str) -> None:
+    global START
+    if step == "start":
+        START = time.monotonic()
+    with open(SHOTS / "timeline.txt", "a") as f:
+        f.write(f"{time.monotonic() - START:7.1f} s  {step}\n")
 
 
 def _login(browser, url: str, name: str, password: str):
+    """A page that has logged in at the hub's form; the hub then starts the user's server."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto(f"{url}/hub/login")
     page.fill("#username_input", name)
     page.fill("#password_input", password)
     page.click("#login_submit")
-    page.wait_for_function(LAB_READY, timeout=90_000)  # the hub spawns the server first
     return page
 
 
@@ -341,8 +358,10 @@ def _fetch_feedback(page, url: str, name: str, role: str) -> str:
 def _nbgrader(machine, *args: str) -> str:
     users = machine["users"]
     course = users.home("instructor") / COURSE
-    return _as_user(users, "instructor", [machine["python"], "-m", "nbgrader", *args],
-                    machine["env"], cwd=course).stderr
+    log = _as_user(users, "instructor", [machine["python"], "-m", "nbgrader", *args],
+                   machine["env"], cwd=course).stderr
+    _mark(f"instructor: nbgrader {' '.join(args)}")
+    return log
 
 
 def _answers() -> tuple[dict[str, str], dict[str, str]]:
@@ -390,31 +409,37 @@ def test_a_class_on_jupyterhub_with_nbgrader(course_machine):
     users, url = machine["users"], machine["url"]
     names = users.names
     course = users.home("instructor") / COURSE
-    shutil.rmtree(SHOTS, ignore_errors=True)
-
-    # instructor: the course from solutions/, then nbgrader's generate and release
-    _as_user(users, "instructor",
-             [machine["python"], "-m", "cudakit", "course", str(course), "--course-id", COURSE,
-              "--exchange", str(machine["exchange"]), "--solutions", str(ROOT / "solutions"),
-              "--only", ASSIGNMENT], machine["env"])
-    # the instructor's own server finds the course for formgrader (deploy/INSTRUCTORS.md)
-    _as_user(users, "instructor", ["mkdir", "-p", str(users.home("instructor") / ".jupyter")], {})
-    _as_user(users, "instructor", ["sh", "-c", "cat > ~/.jupyter/nbgrader_config.py"], {},
-             input=f"load_subconfig({str(course / 'nbgrader_config.py')!r})\n")
-    _nbgrader(machine, "generate_assignment", ASSIGNMENT)
-    released = nbformat.read(course / "release" / NOTEBOOK, as_version=4)
-    kernel = next(c.source for c in released.cells if c.source.startswith("%%cuda"))
-    assert "__global__ void add_arrays" in kernel and "NotImplementedError" not in kernel
-    _nbgrader(machine, "release_assignment", ASSIGNMENT)
 
     right, wrong = _answers()
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         pages = {}
         try:
+            # instructor: the course from solutions/
+            _as_user(users, "instructor",
+                     [machine["python"], "-m", "cudakit", "course", str(course),
+                      "--course-id", COURSE, "--exchange", str(machine["exchange"]),
+                      "--solutions", str(ROOT / "solutions"), "--only", ASSIGNMENT],
+                     machine["env"])
+            # the instructor's own server finds the course for formgrader (INSTRUCTORS.md)
+            _as_user(users, "instructor", ["sh", "-c", "mkdir -p ~/.jupyter && "
+                                           "cat > ~/.jupyter/nbgrader_config.py"], {},
+                     input=f"load_subconfig({str(course / 'nbgrader_config.py')!r})\n")
+            # everyone logs in; the three servers start while the instructor releases
+            # with nbgrader's generate_assignment and release_assignment
+            for role in ("p1", "p2", "instructor"):
+                pages[role] = _login(browser, url, names[role], users.passwords[role])
+
+            _nbgrader(machine, "generate_assignment", ASSIGNMENT)
+            released = nbformat.read(course / "release" / NOTEBOOK, as_version=4)
+            kernel = next(c.source for c in released.cells if c.source.startswith("%%cuda"))
+            assert "__global__ void add_arrays" in kernel
+            assert "NotImplementedError" not in kernel
+            _nbgrader(machine, "release_assignment", ASSIGNMENT)
+
             # participants: fetch, answer, submit
             for role, answers in (("p1", right), ("p2", wrong)):
-                pages[role] = _login(browser, url, names[role], users.passwords[role])
+                pages[role].wait_for_function(LAB_READY, timeout=120_000)
                 _shot(pages[role], f"{role}-0-lab")
                 _fetch_and_answer(pages[role], answers, role)
 
@@ -435,8 +460,8 @@ def test_a_class_on_jupyterhub_with_nbgrader(course_machine):
             _nbgrader(machine, "collect", ASSIGNMENT)
             log = _nbgrader(machine, "autograde", ASSIGNMENT)
             assert "cudakit grade" in log, log[-3000:]
-            pages["instructor"] = instructor = _login(browser, url, names["instructor"],
-                                                      users.passwords["instructor"])
+            instructor = pages["instructor"]
+            instructor.wait_for_function(LAB_READY, timeout=120_000)
             instructor.goto(f"{url}/user/{names['instructor']}/formgrader/gradebook/"
                             f"{ASSIGNMENT}/{ASSIGNMENT}")
             instructor.get_by_role("button", name="Show All Names").click()
