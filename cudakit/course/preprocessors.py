@@ -11,6 +11,8 @@
   ``SaveAutoGrades`` turns into the same score: an error with the grader's feedback
   for zero, the points as a result for partial credit, a ``passed`` line for full marks.
   The gradebook, formgrader, ``generate_feedback`` and ``export`` then work unchanged.
+* ``generate_feedback`` also runs nbgrader's ``ClearHiddenTests``, so the feedback shows the
+  grader's reasons but not the hidden tests, and the exercise can be used again next term.
 
 ``configure(c)`` puts both into an nbgrader config object (``cudakit course`` writes a
 ``nbgrader_config.py`` that calls it).
@@ -29,9 +31,15 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from nbgrader.converters import Autograde, GenerateAssignment
+from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import (
+    ClearHiddenTests,
+    ClearSolutions,
+    Execute,
+    GetGrades,
+    NbGraderPreprocessor,
+)
 from traitlets import Enum, Float
 from traitlets.config import Config
 
@@ -114,17 +122,20 @@ class CudakitGrade(NbGraderPreprocessor):
         return nb, resources
 
 
-def _replace(converter: type, trait: str, old: type, new: type) -> list:
+def _replace(converter: type, trait: str, old: type, new: list[type]) -> list:
+    """nbgrader's default steps of ``converter`` with ``old`` replaced by the steps ``new``."""
     steps = list(converter.class_traits()[trait].default())
     if old not in steps:
         raise ValueError(f"nbgrader's steps have no {old.__name__}: {steps}")
-    return [new if step is old else step for step in steps]
+    return [n for step in steps for n in (new if step is old else [step])]
 
 
 def configure(c: Config) -> Config:
-    """Put ``ClearCudaSolutions`` and ``CudakitGrade`` into nbgrader's config ``c``; returns it."""
+    """Put cudakit's steps into nbgrader's config ``c`` (see the module docstring); returns it."""
     c.GenerateAssignment.preprocessors = _replace(
-        GenerateAssignment, "preprocessors", ClearSolutions, ClearCudaSolutions)
+        GenerateAssignment, "preprocessors", ClearSolutions, [ClearCudaSolutions])
     c.Autograde.autograde_preprocessors = _replace(
-        Autograde, "autograde_preprocessors", Execute, CudakitGrade)
+        Autograde, "autograde_preprocessors", Execute, [CudakitGrade])
+    c.GenerateFeedback.preprocessors = _replace(
+        GenerateFeedback, "preprocessors", GetGrades, [GetGrades, ClearHiddenTests])
     return c

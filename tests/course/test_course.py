@@ -127,6 +127,14 @@ def test_recorded_outputs_give_nbgraders_score():
     assert nb.cells[2].outputs[0].evalue == "wrong result: c[3]"
 
 
+def html_text(html: str) -> str:
+    """The text of an HTML page (tags removed, entities decoded)."""
+    import html as entities
+    import re
+
+    return entities.unescape(re.sub(r"<[^>]+>", "", html))
+
+
 def _submit(course: Path, student: str, answers: dict[str, str]) -> None:
     released = nbformat.read(course / "release/01_first_kernel/01_first_kernel.ipynb", 4)
     for cell in released.cells:
@@ -165,6 +173,13 @@ def test_autograde_puts_the_cudakit_scores_into_the_gradebook(tmp_path):
     graded = nbformat.read(course / "autograded/bob/01_first_kernel/01_first_kernel.ipynb", 4)
     test = next(c for c in graded.cells if grade_id(c) == "test_gpu_add")
     assert test.outputs[0].output_type == "error" and "gpu_add" in test.outputs[0].evalue
+    # feedback: the score and the grader's reason, not the hidden tests
+    assert api.generate_feedback("01_first_kernel", "bob")["success"]
+    html = (course / "feedback/bob/01_first_kernel/01_first_kernel.html").read_text()
+    text = html_text(html)
+    assert "Score: 5.0 / 8.0" in text and test.outputs[0].evalue[:40] in text
+    assert "checks.sizes(" in test.source  # a hidden test, there when grading ...
+    assert "checks.sizes(" not in text and "HIDDEN TESTS" not in text  # ... not in the feedback
 
 
 # -- the hub's GPU pool ------------------------------------------------------------------------
