@@ -242,6 +242,10 @@ def course_machine():
             except subprocess.TimeoutExpired:
                 os.killpg(hub.pid, signal.SIGKILL)
                 hub.wait()
+            proxy = root / "hub" / "jupyterhub-proxy.pid"  # left only if the hub could not stop it
+            if proxy.is_file():
+                with contextlib.suppress(ValueError, ProcessLookupError):
+                    os.kill(int(proxy.read_text()), signal.SIGKILL)
             if log is not None:
                 log.close()
                 keep = SHOTS / "jupyterhub.log"
