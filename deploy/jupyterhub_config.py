@@ -19,7 +19,9 @@
 #                            (default: systemd when systemd runs this machine)
 #   CUDAKIT_NVIDIA_SMI       the nvidia-smi to ask for GPUs (nvidia-smi)
 #   CUDA_VISIBLE_DEVICES     GPUs (indices or UUIDs) the course may use (all)
+import grp
 import os
+import pwd
 import sys
 from pathlib import Path
 
@@ -47,8 +49,8 @@ c.JupyterHub.cleanup_servers = True  # stopping the hub stops every single-user 
 # -- who may log in: Unix accounts in the course's groups -----------------------------------
 c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.open_sessions = False  # no login sessions for servers (systemd gives them)
-c.PAMAuthenticator.allowed_groups = {setting("STUDENTS", "cuda-students"),
-                                     setting("INSTRUCTORS", "cuda-instructors")}
+instructors = setting("INSTRUCTORS", "cuda-instructors")
+c.PAMAuthenticator.allowed_groups = {setting("STUDENTS", "cuda-students"), instructors}
 c.Authenticator.admin_users = {n for n in setting("ADMINS", "").split(",") if n}
 
 # -- single-user servers: JupyterLab with cudakit, a memory and CPU limit --------------------
@@ -85,17 +87,35 @@ def server_key(spawner) -> str:
     return f"{spawner.user.name}/{spawner.name}"
 
 
-def give_gpu(spawner) -> None:
-    """pre_spawn_hook: the server's CUDA_VISIBLE_DEVICES is one unit of the pool."""
+def is_instructor(name: str) -> bool:
+    """Whether Unix user ``name`` is in the instructors' group."""
+    try:
+        group = grp.getgrnam(instructors)
+        return name in group.gr_mem or pwd.getpwnam(name).pw_gid == group.gr_gid
+    except KeyError:
+        return False
+
+
+# participants' JupyterLab without nbgrader's instructor tools (formgrader, create assignment)
+PARTICIPANTS = Path(__file__).resolve().parent / "participants"
+
+
+def prepare(spawner) -> None:
+    """pre_spawn_hook: one unit of the GPU pool in CUDA_VISIBLE_DEVICES; the participants'
+    JupyterLab settings for everyone but instructors."""
+    env = {}
+    if not is_instructor(spawner.user.name):
+        env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(
+            p for p in (str(PARTICIPANTS), os.environ.get("JUPYTER_CONFIG_PATH")) if p)
     unit = gpus.acquire(server_key(spawner))
     if unit is None:
         spawner.log.warning("no NVIDIA GPU found: %s runs kernels on the emulator",
                             spawner.user.name)
-        return
-    spawner.environment = {**spawner.environment, "CUDA_VISIBLE_DEVICES": unit.uuid,
-                           "CUDAKIT_GPU": unit.name}
-    spawner.log.info("%s gets %s (%s), shared with %d other server(s)", spawner.user.name,
-                     unit.uuid, unit.name, gpus.load(unit) - 1)
+    else:
+        env.update(CUDA_VISIBLE_DEVICES=unit.uuid, CUDAKIT_GPU=unit.name)
+        spawner.log.info("%s gets %s (%s), shared with %d other server(s)", spawner.user.name,
+                         unit.uuid, unit.name, gpus.load(unit) - 1)
+    spawner.environment = {**spawner.environment, **env}
 
 
 def free_gpu(spawner) -> None:
@@ -103,5 +123,5 @@ def free_gpu(spawner) -> None:
     gpus.release(server_key(spawner))
 
 
-c.Spawner.pre_spawn_hook = give_gpu
+c.Spawner.pre_spawn_hook = prepare
 c.Spawner.post_stop_hook = free_gpu

@@ -4,6 +4,7 @@ the Slurm spawner's batch script. (The local hub runs for real in test_hub_e2e.p
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import pwd
@@ -62,6 +63,24 @@ def test_local_hub_gives_each_server_a_mig_instance_round_robin(tmp_path, monkey
     eve = _spawner("eve")
     c.Spawner.pre_spawn_hook(eve)
     assert eve.environment["CUDA_VISIBLE_DEVICES"] == got[1]
+
+
+def test_participants_get_lab_settings_without_the_instructor_tools(tmp_path, monkeypatch):
+    import grp
+
+    me = pwd.getpwuid(os.getuid())
+    c = _load(DEPLOY / "jupyterhub_config.py", monkeypatch, CUDAKIT_HUB_STATE=str(tmp_path / "s"),
+              CUDAKIT_HUB_SPAWNER="local", CUDAKIT_NVIDIA_SMI=str(tmp_path / "none"),
+              CUDAKIT_HUB_INSTRUCTORS=grp.getgrgid(me.pw_gid).gr_name,
+              JUPYTER_CONFIG_PATH="/etc/cuda-course")
+    participant, instructor = _spawner("no-such-user-here"), _spawner(me.pw_name)
+    for server in (participant, instructor):
+        c.Spawner.pre_spawn_hook(server)
+    settings = DEPLOY / "participants"
+    assert participant.environment["JUPYTER_CONFIG_PATH"] == f"{settings}:/etc/cuda-course"
+    assert "JUPYTER_CONFIG_PATH" not in instructor.environment
+    disabled = json.loads((settings / "labconfig" / "page_config.json").read_text())
+    assert "@jupyter/nbgrader:formgrader" in disabled["disabledExtensions"]
 
 
 def test_local_hub_without_gpus_leaves_the_emulator(tmp_path, monkeypatch):

@@ -447,6 +447,13 @@ def test_a_class_on_jupyterhub_with_nbgrader(course_machine):
                 _shot(pages[role], f"{role}-0-lab")
                 _fetch_and_answer(pages[role], answers, role)
 
+            # participants' JupyterLab lacks nbgrader's instructor tools, the instructor's has them
+            tools = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment")
+            plugins = {role: pages[role].evaluate(
+                "(ids) => ids.map(id => window.jupyterapp.hasPlugin(id))", list(tools))
+                for role in ("p1", "p2")}
+            assert plugins == {"p1": [False, False], "p2": [False, False]}, plugins
+
             # each server got its own MIG instance, and the limits
             gpus = {role: _server_env(users, role) for role in ("p1", "p2")}
             assert gpus["p1"]["CUDA_VISIBLE_DEVICES"].startswith("MIG-")
@@ -466,6 +473,8 @@ def test_a_class_on_jupyterhub_with_nbgrader(course_machine):
             assert "cudakit grade" in log, log[-3000:]
             instructor = pages["instructor"]
             instructor.wait_for_function(LAB_READY, timeout=120_000)
+            assert instructor.evaluate("(ids) => ids.map(id => window.jupyterapp.hasPlugin(id))",
+                                       list(tools)) == [True, True]
             instructor.goto(f"{url}/user/{names['instructor']}/formgrader/gradebook/"
                             f"{ASSIGNMENT}/{ASSIGNMENT}")
             instructor.get_by_role("button", name="Show All Names").click()
