@@ -217,3 +217,13 @@ def test_discover_runs_nvidia_smi_and_survives_its_absence(tmp_path):
     failing.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
     failing.chmod(0o755)
     assert discover(str(failing)) == []
+
+
+def test_doctests_of_the_course_modules():
+    import doctest
+    import importlib
+
+    for name in ("build", "cli", "gpus", "preprocessors"):
+        module = importlib.import_module(f"cudakit.course.{name}")
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0, name
