@@ -103,14 +103,41 @@ def test_local_hub_keeps_to_the_gpus_it_is_given(tmp_path, monkeypatch):
 
 
 def test_systemd_spawner_enforces_the_limits(tmp_path, monkeypatch):
+    """The unit SystemdSpawner would start (systemd-run is replaced by a recorder) has the
+    limits as MemoryMax and CPUQuota, a private /tmp, no sudo, and the GPU devices visible."""
+    import asyncio
+
     systemdspawner = pytest.importorskip("systemdspawner")
     c = _load(DEPLOY / "jupyterhub_config.py", monkeypatch, CUDAKIT_HUB_STATE=str(tmp_path / "s"),
               CUDAKIT_HUB_SPAWNER="systemd", CUDAKIT_HUB_MEM_LIMIT="6G", CUDAKIT_HUB_CPU_LIMIT="2",
               CUDAKIT_NVIDIA_SMI=str(tmp_path / "none"))
     assert c.JupyterHub.spawner_class == "systemdspawner.SystemdSpawner"
-    spawner = systemdspawner.SystemdSpawner(config=c, user=SimpleNamespace(name="ann", id=1))
-    assert spawner.mem_limit == 6 * 1024**3 and spawner.cpu_limit == 2.0
-    assert spawner.isolate_devices is False  # /dev/nvidia* stays visible
+    started = {}
+
+    async def not_running(unit):
+        return False
+
+    async def record(unit, **kwargs):
+        started.update(kwargs, unit=unit)
+
+    async def up(self):
+        return None
+
+    monkeypatch.setattr(systemdspawner.systemdspawner.systemd, "service_running", not_running)
+    monkeypatch.setattr(systemdspawner.systemdspawner.systemd, "start_transient_service", record)
+    monkeypatch.setattr(systemdspawner.SystemdSpawner, "poll", up)
+    me = pwd.getpwuid(os.getuid()).pw_name  # the spawner looks the user up
+    hub = SimpleNamespace(public_host="", url="http://127.0.0.1:8081/hub/", base_url="/hub/",
+                          api_url="http://127.0.0.1:8081/hub/api")
+    spawner = systemdspawner.SystemdSpawner(config=c, hub=hub, user=SimpleNamespace(
+        name=me, id=1, url=f"/user/{me}/", escaped_name=me))
+    asyncio.run(spawner.start())
+    properties = started["properties"]
+    assert properties["MemoryMax"] == 6 * 1024**3
+    assert properties["CPUQuota"] == "200%"
+    assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
+    assert "PrivateDevices" not in properties  # /dev/nvidia* stays visible
+    assert started["cmd"][-2:] == ["-m", "jupyterhub.singleuser"]
     with pytest.raises(ValueError, match="CUDAKIT_HUB_SPAWNER"):
         _load(DEPLOY / "jupyterhub_config.py", monkeypatch, CUDAKIT_HUB_SPAWNER="docker")
 
