@@ -111,13 +111,11 @@ class Users:
         return Path(pwd.getpwnam(self.names[role]).pw_dir)
 
     def kill_processes(self) -> None:
-        for name in self.made_users:
-            uid = pwd.getpwnam(name).pw_uid
-            found = subprocess.run(["ps", "-o", "pid=", "-u", str(uid)], capture_output=True,
-                                   text=True).stdout.split()
-            for pid in found:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)
+        uids = {pwd.getpwnam(name).pw_uid for name in self.made_users}
+        for proc in Path("/proc").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                if proc.name.isdigit() and proc.stat().st_uid in uids:
+                    os.kill(int(proc.name), signal.SIGKILL)
 
     def remove(self) -> None:
         self.kill_processes()
