@@ -1,4 +1,4 @@
-"""nbgrader's own steps, with the two changes a CUDA course needs.
+"""nbgrader's own steps, with the changes a CUDA course needs.
 
 * ``ClearCudaSolutions`` replaces nbgrader's ``ClearSolutions`` in
   ``nbgrader generate_assignment``: a solution region becomes the skeleton of
@@ -14,7 +14,7 @@
 * ``generate_feedback`` also runs nbgrader's ``ClearHiddenTests``, so the feedback shows the
   grader's reasons but not the hidden tests, and the exercise can be used again next term.
 
-``configure(c)`` puts both into an nbgrader config object (``cudakit course`` writes a
+``configure(c)`` puts them into an nbgrader config object (``cudakit course`` writes a
 ``nbgrader_config.py`` that calls it).
 
 >>> from traitlets.config import Config
@@ -59,12 +59,12 @@ class ClearCudaSolutions(ClearSolutions):
         return super()._replace_solution_region(cell, language)
 
 
-def test_output(test: TestResult):
+def score_output(test: TestResult):
     """The cell output from which nbgrader's ``determine_grade`` reads ``test``'s score.
 
-    >>> test_output(TestResult("t", 0.0, 2.0, "wrong result")).output_type
+    >>> score_output(TestResult("t", 0.0, 2.0, "wrong result")).output_type
     'error'
-    >>> test_output(TestResult("t", 1.5, 2.0, "partly")).data["text/plain"]
+    >>> score_output(TestResult("t", 1.5, 2.0, "partly")).data["text/plain"]
     '1.5'
     """
     if test.score >= test.max_score:
@@ -90,7 +90,7 @@ def record(nb, result: NotebookResult) -> None:
         if is_test(cell):
             test = tests.get(grade_id(cell)) or TestResult(
                 grade_id(cell), 0.0, 1.0, "the grader did not report this test")
-            cell.outputs = [test_output(test)]
+            cell.outputs = [score_output(test)]
 
 
 class CudakitGrade(NbGraderPreprocessor):
