@@ -277,6 +277,32 @@ SET_ANSWERS = """(answers) => {
 START = time.monotonic()  # reset by _mark("start")
 
 
+RUN_ALL = """async () => {
+    const app = window.jupyterapp;
+    const panel = app.shell.currentWidget;
+    await panel.sessionContext.ready;
+    await app.commands.execute('notebook:run-all-cells');
+}"""
+
+# after a run: the error outputs, and the text the test cells printed
+RESULTS = """() => {
+    const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+    const errors = [], printed = [];
+    for (let i = 0; i < cells.length; i++) {
+        const cell = cells.get(i);
+        if (cell.type !== 'code') continue;
+        if (cell.executionCount === null) return null;  // not run yet
+        for (let j = 0; j < cell.outputs.length; j++) {
+            const o = cell.outputs.get(j).toJSON();
+            if (o.output_type === 'error') errors.push(`cell ${i}: ${o.ename}: ${o.evalue}`);
+            if (o.output_type === 'stream') printed.push(String(o.text));
+        }
+    }
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    return kernel.status === 'idle' ? {errors, printed: printed.join('')} : null;
+}"""
+
+
 def _shot(page, name: str) -> None:
     """A screenshot of this step, and its time since the test began in timeline.txt."""
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -309,7 +335,8 @@ def _assignment_list(page):
     return page
 
 
-def _fetch_and_answer(page, answers: dict[str, str], role: str) -> None:
+def _fetch_and_answer(page, answers: dict[str, str], role: str, run: bool = False) -> None:
+    """Fetch, answer and submit; with ``run``, first run every cell in the server's kernel."""
     _assignment_list(page)
     row = page.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT)
     row.wait_for(timeout=30_000)
@@ -324,6 +351,13 @@ def _fetch_and_answer(page, answers: dict[str, str], role: str) -> None:
                            " && w.content.model && w.content.model.cells.length > 3; }",
                            timeout=30_000)
     assert page.evaluate(SET_ANSWERS, answers) == len(answers)
+    if run:  # cudakit works in the participant's server: the visible tests pass there
+        page.evaluate(RUN_ALL)
+        results = page.wait_for_function(RESULTS, timeout=180_000).json_value()
+        _shot(page, f"{role}-2-ran")
+        assert results["errors"] == [], results["errors"]
+        assert "add_arrays, n = 1000: passed" in results["printed"], results["printed"]
+        assert "gpu_add, n = 1000: passed" in results["printed"], results["printed"]
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
     _shot(page, f"{role}-2-answered")
@@ -443,7 +477,7 @@ def test_a_class_on_jupyterhub_with_nbgrader(course_machine):
             for role, answers in (("p1", right), ("p2", wrong)):
                 pages[role].wait_for_function(LAB_READY, timeout=120_000)
                 _shot(pages[role], f"{role}-0-lab")
-                _fetch_and_answer(pages[role], answers, role)
+                _fetch_and_answer(pages[role], answers, role, run=role == "p1")
 
             # participants' JupyterLab lacks nbgrader's instructor tools, the instructor's has them
             tools = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment")
