@@ -6,13 +6,15 @@ and Debian's Chromium through Playwright:
 
 instructor: ``cudakit course``, generate_assignment, release_assignment (commands as that user)
 participants: log in, fetch in JupyterLab's assignment list, answer (1 right, 2 wrong), submit
+             (participant 1 runs the notebook in their server first: cudakit works there)
 instructor: collect, autograde (the cudakit grader), formgrader, generate/release feedback, export
 participants: fetch feedback and read their scores
 
 and checks that participants cannot read each other's work or the instructor's source/, that
-the hub gave each server its own GPU (a MIG listing from tests/course/fixtures), and that the
-exported grades are 8/8 and 5/8. Screenshots go to test-output/hub/. Users, groups, files and
-processes are removed afterwards, also when the test fails.
+the hub gave each server its own GPU (a MIG listing from tests/course/fixtures) and hid
+nbgrader's instructor tools from participants, and that the exported grades are 8/8 and 5/8.
+Screenshots go to test-output/hub/. Users, groups, files and processes are removed afterwards,
+also when the test fails.
 
 The users run this environment's own Python. Where it sits in a folder they cannot enter
 (pyenv under /root, as on the CI image), the test lets other users pass through that folder
@@ -210,8 +212,7 @@ def course_machine():
                        CUDAKIT_HUB_STUDENTS=users.groups["students"],
                        CUDAKIT_HUB_INSTRUCTORS=users.groups["instructors"],
                        CUDAKIT_HUB_MEM_LIMIT="2G", CUDAKIT_HUB_CPU_LIMIT="1",
-                       CUDAKIT_HUB_SPAWNER="local", CUDAKIT_NVIDIA_SMI=str(smi),
-                       CUDAKIT_BACKEND="emu")
+                       CUDAKIT_HUB_SPAWNER="local", CUDAKIT_NVIDIA_SMI=str(smi))
         hub_env.pop("CUDA_VISIBLE_DEVICES", None)
         state.mkdir(mode=0o700)
         log = open(root / "jupyterhub.log", "w")  # noqa: SIM115 - closed below
@@ -230,8 +231,8 @@ def course_machine():
                                 (root / "jupyterhub.log").read_text()[-4000:])
                 time.sleep(0.5)
         _mark("hub running")
-        yield {"url": url, "users": users, "root": root, "exchange": exchange, "python": python,
-               "env": user_env, "log": root / "jupyterhub.log"}
+        yield {"url": url, "users": users, "exchange": exchange, "python": python,
+               "env": user_env}
     finally:
         if hub is not None:
             hub.send_signal(signal.SIGTERM)  # the hub stops the proxy and every server
