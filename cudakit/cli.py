@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"seconds per cell (default {CELL_TIMEOUT:g})")
     grade.add_argument("--timeout", type=float, default=NOTEBOOK_TIMEOUT, metavar="S",
                        help=f"seconds per notebook (default {NOTEBOOK_TIMEOUT:g})")
+    from .course.cli import add_parser as add_course
+
+    add_course(commands)
     return parser
 
 
@@ -87,4 +90,8 @@ def _grade(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``cudakit`` console script."""
     args = _parser().parse_args(argv)
-    return _grade(args)  # "grade" is the only subcommand so far
+    if args.command == "course":
+        from .course.cli import run as course
+
+        return course(args)
+    return _grade(args)
