@@ -20,26 +20,27 @@ nbgrader.
 
 from __future__ import annotations
 
-from ..errors import ExerciseFormatError
-from .exercise import (
-    answer_cell,
-    check_notebook,
-    graded_cell,
-    graded_tests,
-    locked_cell,
-    make_student,
-)
-from .grader import NotebookResult, TestResult, grade
+import importlib
 
-__all__ = [
-    "ExerciseFormatError",
-    "NotebookResult",
-    "TestResult",
-    "answer_cell",
-    "check_notebook",
-    "grade",
-    "locked_cell",
-    "make_student",
-    "graded_cell",
-    "graded_tests",
-]
+# public name -> module that defines it, imported on first use: the test cells' own
+# ``from cudakit.grading import checks`` then stays light (nbformat takes seconds to import)
+_LAZY = {
+    "ExerciseFormatError": "..errors",
+    "answer_cell": ".exercise",
+    "check_notebook": ".exercise",
+    "graded_cell": ".exercise",
+    "graded_tests": ".exercise",
+    "locked_cell": ".exercise",
+    "make_student": ".exercise",
+    "NotebookResult": ".grader",
+    "TestResult": ".grader",
+    "grade": ".grader",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module 'cudakit.grading' has no attribute {name!r}")
