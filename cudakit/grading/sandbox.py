@@ -178,7 +178,8 @@ class Sandbox:
                "HOME": WORKDIR, "TMPDIR": "/tmp", "PYTHONPATH": INSIDE_PACKAGE,
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "NUMBA_NUM_THREADS": "1", "MPLBACKEND": "Agg", **self.env}
+               "NUMBA_NUM_THREADS": "1", "MPLBACKEND": "Agg", "IPYTHONDIR": "/tmp/ipython",
+               **self.env}
         for key in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
                     "CUDAKIT_NVCC"):
             if key in os.environ and key not in env:

@@ -167,7 +167,8 @@ class Session:
             confined = sandbox.spawn(argv, pass_fds=pass_fds)
         else:
             root = str(Path(__file__).resolve().parents[2])
-            full_env = {**os.environ, **env, "PYTHONPATH": root}
+            full_env = {**os.environ, **env, "PYTHONPATH": root,
+                        "IPYTHONDIR": os.path.join(self.channel, "ipython")}
             confined = Confined(argv, self.settings.limits, memory=not judge, stdin=subprocess.PIPE,
                                 pass_fds=pass_fds, env=full_env, cwd=self.workdir)
         try:
