@@ -56,6 +56,18 @@ REASONS: dict[str, tuple[str, str]] = {
         "A kernel may have corrupted memory; check every index.",
     ),
     "NotebookTimeout": ("the time limit for the whole notebook was reached before this test", ""),
+    "ParticipantEnded": ("the process running your code ended", ""),
+    "ParticipantTimeout": (
+        "your code did not finish within the time limit",
+        "Look for a loop that never ends, or a wait.",
+    ),
+    "MemoryError": ("your code ran out of memory", ""),
+    "LimitExceeded": ("a limit of the grading sandbox was reached", ""),
+    "WireError": ("your function returned something the grader cannot compare", ""),
+    "HiddenTests": (
+        "not graded here: this test has hidden parts, which run only in the grader's sandbox",
+        "Its visible part passed.",
+    ),
     "MissingCell": (
         "an answer cell is missing from the submission",
         "Start again from the exercise notebook, or restore the cell.",

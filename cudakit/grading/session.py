@@ -265,14 +265,24 @@ class Session:
         return f"cell {index}" + (f" ({gid!r})" if gid else "")
 
     def _after(self, failure: Failure) -> Failure:
-        """Name the participant's process's end in a failure caused by it."""
-        if failure.ename in ("ParticipantEnded", "ParticipantTimeout"):
-            if failure.ename == "ParticipantTimeout":
-                self._stop_participant()
-            elif self.participant_deaths:
+        """Say which limit or end of the participant's process a failure comes from."""
+        limits = self.settings.limits
+        if failure.ename == "ParticipantTimeout":
+            refused = self.participant is not None and self.participant.pids_refused()
+            failure.evalue = f"limit {math.ceil(self.settings.cell_timeout)} s" + (
+                f"; {limits.describe('processes')}" if refused else "")
+            self._stop_participant()
+        elif failure.ename == "ParticipantEnded":
+            if self.participant is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.participant.process.wait(timeout=5)
+            self._watch_participant()
+            if self.participant_deaths:
                 failure.evalue = self.participant_deaths[-1]
-        if failure.ename == "MemoryError":
-            failure.evalue = self.settings.limits.describe("memory")
+        elif failure.ename == "MemoryError":
+            failure.evalue = limits.describe("memory")
+        elif "File too large" in failure.evalue:
+            failure.evalue = limits.describe("file")
         return failure
 
     def _drive(self, position: int, order: list[int]) -> int:
