@@ -27,6 +27,7 @@ import nbformat
 from ..backend import BACKENDS
 from ..errors import ExerciseFormatError
 from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
+from . import records
 from .merge import merge
 from .regions import HIDDEN_TESTS, drop_regions, has_markers
 from .sandbox import Limits, gpu_present
@@ -145,7 +146,8 @@ def use_sandbox(sandbox: bool | None) -> bool:
 def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None, *,
           solutions: str | os.PathLike | None = None, cell_timeout: float = CELL_TIMEOUT,
           timeout: float = NOTEBOOK_TIMEOUT, backend: str | None = None,
-          sandbox: bool | None = None, limits: Limits | None = None) -> NotebookResult:
+          sandbox: bool | None = None, limits: Limits | None = None,
+          output_dir: str | os.PathLike | None = None) -> NotebookResult:
     """Grade one submission against its solution notebook.
 
     Example: ``grade("exercises/01_first_kernel.ipynb").score``. ``backend`` ("gpu" or
@@ -156,6 +158,8 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
     ``sandbox``: None (default) grades in the bubblewrap sandbox where bubblewrap is installed,
     else runs the visible tests only (a self-check, said in ``result.note``); True requires the
     sandbox; False runs the visible tests only. ``limits`` bounds each sandboxed process.
+    ``output_dir`` keeps a record of the result and the executed notebook (see ``records``);
+    a submission already recorded there from the same two files is not graded again.
     """
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}: expected one of {', '.join(BACKENDS)}")
@@ -171,6 +175,11 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
         return NotebookResult(str(submission), [TestResult(t.name, 0.0, t.points, reason)
                                                 for t in graded_tests(reference)])
     sandboxed = use_sandbox(sandbox)
+    if output_dir is not None:
+        stored = records.load(Path(output_dir), submission, source_path)
+        if stored is not None and stored.get("sandboxed", True) == sandboxed:
+            return NotebookResult(str(submission), [TestResult(**{k: t[k] for k in (
+                "name", "score", "max_score", "feedback")}) for t in stored["tests"]])
     merged = merge(reference, mine)
     hidden = set() if sandboxed else _visible_only(merged)
     missing = {grade_id(c) for c in reference.cells if is_answer(c)} - {
@@ -180,11 +189,16 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
                         hidden=[submission.resolve().parent, source_path.resolve().parent],
                         gpu=gpu_present())
     by_id = {grade_id(c): c for c in reference.cells if grade_id(c)}
-    outcomes = Session(merged, by_id, settings).run()
+    session = Session(merged, by_id, settings)
+    outcomes = session.run()
     for index, cell in enumerate(merged.cells):
         if grade_id(cell) in missing and outcomes.get(index) is None:
             outcomes[index] = Failure("MissingCell", f"answer cell {grade_id(cell)!r}")
         if index in hidden and outcomes.get(index) is None:
             outcomes[index] = Failure("HiddenTests", "")
     note = "" if sandboxed else VISIBLE_ONLY_NOTE
-    return NotebookResult(str(submission), score(merged, outcomes), note=note)
+    result = NotebookResult(str(submission), score(merged, outcomes), note=note)
+    if output_dir is not None:
+        records.save(Path(output_dir), submission, source_path,
+                     {**result.to_dict(), "sandboxed": sandboxed}, merged, session.outputs)
+    return result

@@ -275,7 +275,7 @@ class Session:
         elif failure.ename == "ParticipantEnded":
             if self.participant is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.participant.process.wait(timeout=5)
+                    self.participant.process.wait(timeout=1)
             self._watch_participant()
             if self.participant_deaths:
                 failure.evalue = self.participant_deaths[-1]
