@@ -26,8 +26,8 @@ import nbformat
 
 from ..backend import BACKENDS
 from ..errors import ExerciseFormatError
-from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
 from . import records
+from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
 from .merge import merge
 from .regions import HIDDEN_TESTS, drop_regions, has_markers
 from .sandbox import Limits, gpu_present
