@@ -7,15 +7,9 @@
 Exercises follow nbgrader's conventions (see ``exercise``); ``cudakit grade`` is
 the command line (``cudakit.cli``); test cells use ``checks``.
 
-What grading protects: the student's file never holds the hidden tests (they are
-merged in from the solution notebook in the grader's process, see ``merge``); edits to
-test cells count for nothing; the student's code runs in a separate kernel process
-whose working folder is an empty temporary one, and scores are decided in the
-grader's process from the kernel's replies. What it does not: the kernel runs as the
-same user, so code written to cheat on purpose could read files that user can read
-(such as ``solutions/``) or patch the helpers the tests call. Grade untrusted
-submissions in a container or as a user without access to the solutions, as with
-nbgrader.
+Grading runs each submission in two bubblewrap sandboxes: the participant's Python in one,
+the tests in a judge where no participant Python runs (``session``, ``judge``, ``participant``,
+``sandbox``, ``wire``; the design with a picture is in ``cudakit/grading/README.md``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
-"""Grade submissions: run each in a fresh kernel process and score its test cells.
+"""Grade submissions: the answers run in the participant's sandbox, the tests in the judge's.
 
 ``grade(submission)`` finds the solution notebook of the same name, merges the
 student's answers into it (so hidden tests arrive only now, see ``merge``), and
-runs the cells in order in a new IPython kernel whose working directory is an
-empty temporary folder. A test cell that finishes without an exception earns its
-points; one that raises earns zero with the reason in words (``feedback``).
+runs it in a ``session``: the judge (instructor cells, the submitted ``%%cuda`` code
+compiled there, the tests) and the participant's process (its Python answers, called
+by the judge with data), each in a bubblewrap sandbox (``sandbox``). A test cell that
+finishes without an exception in the judge earns its points; one that raises earns
+zero with the reason in words (``feedback``).
 
-A cell that hangs, kills the kernel or loses the GPU context ends that kernel:
-the grader starts a fresh one, replays the answer and setup cells, and carries on
-with the next test. Each cell has a time limit, and so has the whole notebook.
+A cell that hangs, kills the judge or loses the GPU context ends that judge: the
+grader starts a fresh one, replays the answer and setup cells, and carries on with
+the next test. Each cell has a time limit, and so has the whole notebook.
 
 >>> r = NotebookResult("ex.ipynb", [TestResult("t1", 0.0, 2.0, "wrong result")])
 >>> r.to_dict()["max_score"]
