@@ -146,6 +146,7 @@ class Sandbox:
             path = Path(entry)
             if path.exists() and not shows_secret(path.resolve()) and not source_tree(path):
                 chosen.append(path)
+        self.visible = chosen
         binds: list[str] = []
         kept: list[Path] = []
         for path in sorted(set(chosen), key=lambda p: len(p.parts)):
@@ -154,6 +155,12 @@ class Sandbox:
             kept.append(path)
             binds += ["--ro-bind", str(path), str(path)]
         return binds
+
+    def _pythonpath(self) -> str:
+        """The package's folder, then the host's PYTHONPATH folders that are visible inside."""
+        visible = {str(p) for p in self.visible}
+        extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p in visible]
+        return os.pathsep.join([INSIDE_PACKAGE, *extra])
 
     def command(self, argv: list[str]) -> list[str]:
         """The full command that runs ``argv`` in the sandbox."""
@@ -175,7 +182,7 @@ class Sandbox:
             cmd += ["--ro-bind", "/sys", "/sys"]
         cmd += ["--clearenv"]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin:" + os.path.dirname(sys.executable),
-               "HOME": WORKDIR, "TMPDIR": "/tmp", "PYTHONPATH": INSIDE_PACKAGE,
+               "HOME": WORKDIR, "TMPDIR": "/tmp", "PYTHONPATH": self._pythonpath(),
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "NUMBA_NUM_THREADS": "1", "MPLBACKEND": "Agg", "IPYTHONDIR": "/tmp/ipython",
