@@ -201,15 +201,35 @@ class Sandbox:
                         pass_fds=pass_fds)
 
 
+def _pids_parent() -> Path | None:
+    """Where to make pids cgroups: the v1 ``pids`` hierarchy, or the v2 root with ``pids``
+    enabled for its children; None where this user may not."""
+    if os.access(PIDS_CGROUP, os.W_OK):
+        return PIDS_CGROUP
+    unified = PIDS_CGROUP.parent
+    control = unified / "cgroup.subtree_control"
+    if not os.access(control, os.W_OK):
+        return None
+    try:
+        if "pids" not in control.read_text().split():
+            control.write_text("+pids")
+    except OSError:
+        return None
+    return unified
+
+
 def _pids_cgroup(limit: int) -> Path | None:
     """A fresh pids cgroup holding at most ``limit`` tasks, or None where none can be made."""
-    if not os.access(PIDS_CGROUP, os.W_OK):
+    parent = _pids_parent()
+    if parent is None:
         return None
-    path = PIDS_CGROUP / f"cudakit-grade-{os.getpid()}-{next(_counter)}"
+    path = parent / f"cudakit-grade-{os.getpid()}-{next(_counter)}"
     try:
         path.mkdir()
         (path / "pids.max").write_text(str(limit))
     except OSError:
+        with contextlib.suppress(OSError):
+            path.rmdir()
         return None
     return path
 
