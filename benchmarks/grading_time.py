@@ -35,9 +35,10 @@ print(json.dumps([time.perf_counter() - start, result.score, result.max_score]))
 
 def once(tree: Path, notebook: Path, solutions: Path) -> tuple[float, float, float]:
     """Seconds of one ``grade`` call with ``tree``'s cudakit, and the score it gave."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}  # and cwd=tree: no other tree shadows it
     run = subprocess.run([sys.executable, "-c", CHILD, str(notebook), str(solutions)],
-                         env=env, capture_output=True, text=True, check=True, timeout=600)
+                         env=env, cwd=tree, capture_output=True, text=True, check=True,
+                         timeout=600)
     return tuple(json.loads(run.stdout.strip().splitlines()[-1]))
 
 

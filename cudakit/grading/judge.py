@@ -59,10 +59,10 @@ def check_cuda_line(line: str) -> tuple[str, tuple[str, ...]]:
 
     >>> check_cuda_line("%%cuda -O3 -DN=4")
     ('cell', ('-O3', '-DN=4'))
-    >>> check_cuda_line("%%cuda -ccbin /tmp/x")
+    >>> check_cuda_line("%%cuda -ccbin=/tmp/x")
     Traceback (most recent call last):
     ...
-    cudakit.errors.CompileError: option '-ccbin' is not allowed in a graded %%cuda cell
+    cudakit.errors.CompileError: option '-ccbin=/tmp/x' is not allowed in a graded %%cuda cell
     """
     from ..errors import CompileError
     from ..magic import parse_line

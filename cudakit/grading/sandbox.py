@@ -18,7 +18,7 @@ output is counted by the reader here. Bubblewrap cannot be replaced by a library
 program that makes the namespaces (Debian package ``bubblewrap``).
 
 >>> Limits().describe("output")
-'it printed more than 16 MB of output'
+'it printed more than 16 MiB of output'
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Limits:
 
     def describe(self, which: str) -> str:
         """The sentence a test's feedback gives when ``which`` limit stopped the process."""
-        mb = lambda n: f"{n / 1e6:g} MB"  # noqa: E731
+        mb = lambda n: f"{n / 2**20:g} MiB"  # noqa: E731
         return {
             "cpu": f"it used more than {self.cpu_seconds} s of CPU time",
             "memory": f"it used more than {mb(self.memory_bytes)} of memory",

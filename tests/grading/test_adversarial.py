@@ -164,13 +164,13 @@ CHEATS = {
                   "            pass\n", "more than 16 processes"),
     "memory_50GB": ("BLOCK = 256\n\n\ndef gpu_add(a, b):\n"
                     "    hog = np.ones(50 * 10**9 // 8)\n    return a + b\n",
-                    "more than 2147.48 MB of memory"),
+                    "more than 2048 MiB of memory"),
     "print_1GB": ("import sys\nBLOCK = 256\n\n\ndef gpu_add(a, b):\n    line = 'x' * 10**6\n"
                   "    for _ in range(1000):\n        print(line)\n    return a + b\n",
-                  "printed more than 1.04858 MB"),
+                  "printed more than 1 MiB"),
     "big_file": ("BLOCK = 256\n\n\ndef gpu_add(a, b):\n    with open('big', 'wb') as f:\n"
                  "        for _ in range(100):\n            f.write(bytes(10**6))\n"
-                 "    return a + b\n", "wrote a file larger than 8.38861 MB"),
+                 "    return a + b\n", "wrote a file larger than 8 MiB"),
     "sleep_forever": ("import time\nBLOCK = 256\n\n\ndef gpu_add(a, b):\n"
                       "    time.sleep(10**6)\n", "did not finish within the time limit"),
     "hybrid": (HYBRID, "no kernel launch computed"),

@@ -42,7 +42,8 @@ def test_illegal_address_loses_only_its_test(tmp_path):
     nb = nbformat.read(ROOT / "solutions" / "01_first_kernel.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if grade_id(c) == "add_arrays"]
     guard = "int i = blockIdx.x * blockDim.x + threadIdx.x;"
-    cell.source = cell.source.replace(guard, guard + "\n    if (n == 97) { c[i + (1 << 28)] = 1.0f; }")
+    fault = "\n    if (n == 97) { c[i + (1 << 28)] = 1.0f; }"  # only in a hidden test's launch
+    cell.source = cell.source.replace(guard, guard + fault)
     path = tmp_path / "01_first_kernel.ipynb"
     nbformat.write(nb, path)
     result = grade(path, solutions=ROOT / "solutions", backend="gpu", sandbox=True,
