@@ -234,6 +234,17 @@ def _pids_cgroup(limit: int) -> Path | None:
     return path
 
 
+def _user_tasks() -> int:
+    """Tasks (processes and threads) this user runs now, as RLIMIT_NPROC counts them."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == os.getuid():
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+    return count
+
+
 class Confined:
     """A process started in a sandbox: its output (up to the limit) and why it ended."""
 
@@ -241,14 +252,15 @@ class Confined:
                  pass_fds=(), env: dict[str, str] | None = None, cwd: str | None = None):
         self.limits = limits
         self.cgroup = _pids_cgroup(limits.processes + 8)  # bwrap and its init count too
+        tasks = _user_tasks() if self.cgroup is None and os.getuid() != 0 else 0
         self.output = bytearray()
         self.over = False  # printed past the output limit (and was killed for it)
 
         def confine() -> None:
             if self.cgroup is not None:
                 (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
-            elif os.getuid() != 0:
-                resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
+            elif os.getuid() != 0:  # counts all of this user's tasks: allow for those running
+                resource.setrlimit(resource.RLIMIT_NPROC, (tasks + limits.processes,) * 2)
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes,) * 2)
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -292,18 +304,13 @@ class Confined:
             return self.limits.describe("output")
         if code is None:
             return ""
-        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (
-                code in (-signal.SIGKILL, 128 + signal.SIGKILL) and self._cpu_spent()):
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
             return self.limits.describe("cpu")
         if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
             return self.limits.describe("file")
         if self.cgroup is not None and self._pids_refused():
             return self.limits.describe("processes")
         return ""
-
-    def _cpu_spent(self) -> bool:
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return usage.ru_utime + usage.ru_stime >= self.limits.cpu_seconds
 
     def _pids_refused(self) -> bool:
         try:
