@@ -2,14 +2,14 @@
 # Grade in the sandbox on the device machine's GPU: the GPU sandbox tests, the fault tests and
 # every solution and exercise (tests/grading/test_course_grades.py), all with CUDAKIT_BACKEND=gpu.
 # Run from the repository root with the wheels of .whl carried, and bubblewrap either installed
-# or carried as .cache/bwrap/bwrap (with its libraries). Writes $OUT/pytest.txt, $OUT/device.txt.
+# or carried as .cache/bwrap/bwrap (copy /usr/bin/bwrap there; the device machine has its
+# libraries). Writes $OUT/pytest.txt, $OUT/device.txt.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
 if ! command -v bwrap >/dev/null 2>&1 && [ -x .cache/bwrap/bwrap ]; then
-  mkdir -p /tmp/bwrap && cp .cache/bwrap/* /tmp/bwrap/
-  printf '#!/bin/sh\nLD_LIBRARY_PATH=/tmp/bwrap exec /tmp/bwrap/bwrap "$@"\n' > /tmp/bwrap/run
-  mkdir -p /tmp/bin && ln -sf /tmp/bwrap/run /tmp/bin/bwrap && chmod +x /tmp/bwrap/run
-  export PATH=/tmp/bin:$PATH
+  mkdir -p /tmp/bwrap /tmp/bin && cp .cache/bwrap/* /tmp/bwrap/
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=/tmp/bwrap exec /tmp/bwrap/bwrap "$@"\n' > /tmp/bin/bwrap
+  chmod +x /tmp/bin/bwrap && export PATH=/tmp/bin:$PATH
 fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDAKIT_BACKEND=gpu
 out=${OUT:-/tmp/out}
