@@ -32,7 +32,7 @@ from .exercise import grade_id, is_answer, is_test
 from .feedback import explain
 from .participant import kernel_names
 from .regions import is_cuda
-from .sandbox import Confined, Limits, Sandbox
+from .sandbox import Confined, Limits, Sandbox, SandboxError
 
 CHANNEL = "/run/cudakit-chan"
 CACHE = "/run/cudakit-cache"
@@ -291,7 +291,7 @@ class Session:
         settings = self.settings
         replay_time = settings.cell_timeout * (1 + sum(1 for i in order if i < position))
         waiting_until = min(settings.deadline, time.monotonic() + replay_time)
-        current = None
+        current, started = None, False
         try:
             while True:
                 event = self._next_event(events, waiting_until)
@@ -311,11 +311,16 @@ class Session:
                     else:
                         judge.process.wait()
                         reason = judge.reason()
+                        if position == 0 and not started:  # no participant code ran yet
+                            tail = judge.output[-2000:].decode(errors="replace")
+                            raise SandboxError(f"the grader's judge process could not start "
+                                               f"(exit status {judge.process.returncode}):\n{tail}")
                         self.outcomes[current] = Failure(
                             "LimitExceeded" if reason else "DeadKernelError", reason,
                             self._where(current))
                     return current + 1
                 if event.get("status") == "start":
+                    started = True
                     current = event["cell"]
                     waiting_until = min(settings.deadline,
                                         time.monotonic() + settings.cell_timeout)
@@ -343,7 +348,8 @@ class Session:
         with tempfile.TemporaryDirectory(prefix="cudakit-chan-") as channel, \
                 tempfile.TemporaryDirectory(prefix="cudakit-work-") as workdir:
             self.channel, self.workdir = channel, workdir
-            self._start_participant()
+            if any(r["role"] == "python" for r in self.roles.values()):
+                self._start_participant()  # kernel-only exercises need no participant process
             try:
                 position = 0
                 while position < len(self.merged.cells):

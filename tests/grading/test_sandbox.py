@@ -211,3 +211,11 @@ def test_command_line_says_when_only_visible_tests_ran(tmp_path):
     (report,) = json.loads(run.stdout)
     assert set(report) == {"notebook", "score", "max_score", "tests"}
     assert report["score"] == 1.0
+
+
+def test_a_judge_that_cannot_start_is_an_error_not_a_score(tmp_path, monkeypatch):
+    from cudakit.grading import session
+
+    monkeypatch.setattr(session.sys, "executable", "/bin/false")
+    with pytest.raises(SandboxError, match="judge process could not start"):
+        grade(_exercise(tmp_path), solutions=tmp_path / "solutions", sandbox=False)
