@@ -168,11 +168,13 @@ class Device:
         dtype = np.dtype(dtype)
         if dtype.kind not in wire.KINDS:
             raise ValueError(f"copies into arrays of {dtype} are not supported")
+        shape = tuple(int(n) for n in shape)
+        wanted = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+        if wanted > nbytes or min(shape, default=0) < 0:
+            raise ValueError(f"copy of {wanted} bytes out of an allocation of {nbytes}")
         cuda = self.cuda()
         stream = self._stream(stream_ref)
-        host = cuda.pagelocked_empty(tuple(shape), dtype) if stream else np.empty(shape, dtype)
-        if host.nbytes > nbytes:
-            raise ValueError(f"copy of {host.nbytes} bytes out of an allocation of {nbytes}")
+        host = cuda.pagelocked_empty(shape, dtype) if stream else np.empty(shape, dtype)
         if stream is None:
             cuda.memcpy_dtoh(host, allocation)
         else:
@@ -365,7 +367,7 @@ class Judge:
 
     # -- cells ---------------------------------------------------------------------------
     def run_cuda(self, source: str) -> None:
-        from ..magic import cuda_cell, parse_line
+        from ..magic import cuda_cell
 
         line, _, body = source.lstrip().partition("\n")
         if not line.startswith("%%cuda"):
@@ -373,7 +375,6 @@ class Judge:
 
             raise CompileError("this answer must stay a %%cuda cell (its first line is %%cuda)")
         check_cuda_line(line)
-        parse_line(line.removeprefix("%%cuda"))
         cuda_cell(line.removeprefix("%%cuda"), body, self.shell.user_ns)
 
     def run(self, cell: dict) -> tuple[str, str] | None:
