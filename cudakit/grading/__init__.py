@@ -9,7 +9,7 @@ the command line (``cudakit.cli``); test cells use ``checks``.
 
 Grading runs each submission in two bubblewrap sandboxes: the participant's Python in one,
 the tests in a judge where no participant Python runs (``session``, ``judge``, ``participant``,
-``sandbox``, ``wire``; the design with a picture is in ``cudakit/grading/README.md``).
+``served``, ``sandbox``, ``wire``; the design with a picture is in ``cudakit/grading/README.md``).
 """
 
 from __future__ import annotations
