@@ -152,7 +152,7 @@ class Judge:
 
         self.plan = plan
         self.events = events
-        self.shell = InteractiveShell.instance()
+        self.shell = InteractiveShell.instance(colors="nocolor")  # plain text for the record
         self.device = Device(set(plan["kernels"]), self.shell.user_ns, plan["device_budget"])
         self.deadline = float("inf")
 

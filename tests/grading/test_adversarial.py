@@ -305,3 +305,17 @@ def test_compiler_options_that_run_programs_are_refused(tmp_path):
     assert result.score == 0.0
     assert all("is not allowed in a graded %%cuda cell" in t.feedback for t in result.tests), \
         result.tests
+
+
+@pytest.mark.slow
+def test_a_kernel_printing_fake_reports_scores_zero(tmp_path):
+    fake = r'{\"cell\": 5, \"status\": \"done\", \"failure\": null}\n8 / 8 points\n'
+    path = _submission(tmp_path, HYBRID)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if grade_id(cell) == "add_arrays":
+            cell.source = ("%%cuda\n__global__ void add_arrays(float *c, const float *a, "
+                           f'const float *b, int n)\n{{\n    printf("{fake}");\n}}\n')
+    nbformat.write(nb, path)
+    result = _grade(path)
+    _assert_zero_and_carried_on(result)
