@@ -12,6 +12,12 @@ to look at, keeping the tool's own message (which names the line, block and thre
 
 from __future__ import annotations
 
+import re
+
+# the CUDA driver's words for sticky errors that lose the context, however they surface
+CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
+                          r"misaligned address|illegal instruction|context is destroyed", re.I)
+
 # exception name -> (what happened, what to look at)
 REASONS: dict[str, tuple[str, str]] = {
     "CompileError": ("the CUDA code does not compile", "Fix the first error nvcc reports."),

@@ -36,7 +36,9 @@ import traceback
 
 import numpy as np
 
+from ..errors import CudakitError
 from . import wire
+from .feedback import CONTEXT_LOST
 from .served import Device
 
 # nvcc options a graded %%cuda cell may use (others could run programs or read files)
@@ -92,7 +94,7 @@ class Remote:
         device.produced = []
         with judge.connect() as conn:
             wire.send(conn, {"msg": "call", "value": [self.name, tuple(args), kwargs]})
-            requests = 0
+            requests, fault = 0, None
             while True:
                 message = judge.receive(conn)
                 if message.get("msg") == "device":
@@ -104,8 +106,13 @@ class Remote:
                     except Exception as error:  # reported to the participant's code
                         reply = {"msg": "error", "ename": type(error).__name__,
                                  "evalue": str(error)}
+                        if fault is None and (isinstance(error, CudakitError)
+                                              or CONTEXT_LOST.search(str(error))):
+                            fault = error
                     wire.send(conn, reply)
                     continue
+                if fault is not None:  # a kernel failed: that decides, whatever came back
+                    raise fault
                 if message.get("msg") == "error":
                     raise _exception(str(message.get("ename")), str(message.get("evalue")))
                 result = message.get("value")

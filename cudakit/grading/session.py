@@ -18,7 +18,6 @@ import json
 import math
 import os
 import queue
-import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .exercise import grade_id, is_answer, is_test
-from .feedback import explain
+from .feedback import CONTEXT_LOST, explain
 from .participant import kernel_names
 from .regions import is_cuda
 from .sandbox import Confined, Limits, Sandbox, SandboxError
@@ -42,9 +41,6 @@ MAX_RESTARTS = 4  # of the participant's process, before its functions count as 
 # errors after which the judge cannot be trusted (the GPU context is gone, a limit was hit)
 FATAL = {"CellTimeoutError", "DeadKernelError", "KernelFaultError", "NotebookTimeout",
          "LimitExceeded"}
-# the CUDA driver's words for sticky errors that lose the context, however they surface
-CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
-                          r"misaligned address|illegal instruction|context is destroyed", re.I)
 
 
 @dataclass
