@@ -2,11 +2,13 @@
 
     cudakit grade exercises/01_first_kernel.ipynb [more.ipynb ...] [--json]
 
-Each notebook is graded in a fresh kernel process (GPU when present, else the
-emulator) and reported per test; ``--json`` prints a list with one object per
-notebook: ``{"notebook", "score", "max_score", "tests": [{"name", "score",
-"max_score", "feedback"}]}``. The exit status is 0 when every notebook could be
-graded (whatever its score), 1 when one could not, 2 for a usage error.
+Each notebook is graded in the grader's bubblewrap sandbox (GPU when present, else
+the emulator; see ``cudakit/grading/README.md``) and reported per test; ``--json``
+prints a list with one object per notebook: ``{"notebook", "score", "max_score",
+"tests": [{"name", "score", "max_score", "feedback"}]}``. The exit status is 0 when
+every notebook could be graded (whatever its score), 1 when one could not, 2 for a
+usage error. Without bubblewrap only the visible tests run, and one line on stderr
+says so.
 
 >>> main(["grade", "--help"])  # doctest: +SKIP
 """
@@ -61,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"seconds per cell (default {CELL_TIMEOUT:g})")
     grade.add_argument("--timeout", type=float, default=NOTEBOOK_TIMEOUT, metavar="S",
                        help=f"seconds per notebook (default {NOTEBOOK_TIMEOUT:g})")
+    grade.add_argument("--output", metavar="DIR",
+                       help="keep each result and executed notebook in DIR; run again after "
+                            "an interruption, notebooks already recorded are not regraded")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="self-check without bubblewrap: visible tests only")
     from .course.cli import add_parser as add_course
 
     add_course(commands)
@@ -70,16 +77,20 @@ def _parser() -> argparse.ArgumentParser:
 def _grade(args) -> int:
     from .grading import NotebookResult, grade
 
-    results, status = [], 0
+    results, notes, status = [], [], 0
     for notebook in args.notebooks:
         try:
             result = grade(notebook, solutions=args.solutions,
                            cell_timeout=args.cell_timeout, timeout=args.timeout,
-                           backend=args.backend)
+                           backend=args.backend, output_dir=args.output,
+                           sandbox=False if args.no_sandbox else None)
         except (CudakitError, OSError) as error:
             print(f"cudakit grade: {notebook}: {error}", file=sys.stderr)
             result, status = NotebookResult(notebook), 1
         results.append(result)
+        if result.note and result.note not in notes:
+            notes.append(result.note)
+            print(f"cudakit grade: {result.note}", file=sys.stderr)
         if not args.json:
             print(format_text(result), flush=True)
     if args.json:

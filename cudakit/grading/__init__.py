@@ -7,39 +7,34 @@
 Exercises follow nbgrader's conventions (see ``exercise``); ``cudakit grade`` is
 the command line (``cudakit.cli``); test cells use ``checks``.
 
-What grading protects: the student's file never holds the hidden tests (they are
-merged in from the solution notebook in the grader's process, see ``merge``); edits to
-test cells count for nothing; the student's code runs in a separate kernel process
-whose working folder is an empty temporary one, and scores are decided in the
-grader's process from the kernel's replies. What it does not: the kernel runs as the
-same user, so code written to cheat on purpose could read files that user can read
-(such as ``solutions/``) or patch the helpers the tests call. Grade untrusted
-submissions in a container or as a user without access to the solutions, as with
-nbgrader.
+Grading runs each submission in two bubblewrap sandboxes: the participant's Python in one,
+the tests in a judge where no participant Python runs (``session``, ``judge``, ``participant``,
+``served``, ``sandbox``, ``wire``; the design with a picture is in ``cudakit/grading/README.md``).
 """
 
 from __future__ import annotations
 
-from ..errors import ExerciseFormatError
-from .exercise import (
-    answer_cell,
-    check_notebook,
-    graded_cell,
-    graded_tests,
-    locked_cell,
-    make_student,
-)
-from .grader import NotebookResult, TestResult, grade
+import importlib
 
-__all__ = [
-    "ExerciseFormatError",
-    "NotebookResult",
-    "TestResult",
-    "answer_cell",
-    "check_notebook",
-    "grade",
-    "locked_cell",
-    "make_student",
-    "graded_cell",
-    "graded_tests",
-]
+# public name -> module that defines it, imported on first use: the test cells' own
+# ``from cudakit.grading import checks`` then stays light (nbformat takes seconds to import)
+_LAZY = {
+    "ExerciseFormatError": "..errors",
+    "answer_cell": ".exercise",
+    "check_notebook": ".exercise",
+    "graded_cell": ".exercise",
+    "graded_tests": ".exercise",
+    "locked_cell": ".exercise",
+    "make_student": ".exercise",
+    "NotebookResult": ".grader",
+    "TestResult": ".grader",
+    "grade": ".grader",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module 'cudakit.grading' has no attribute {name!r}")

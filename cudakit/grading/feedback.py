@@ -12,6 +12,12 @@ to look at, keeping the tool's own message (which names the line, block and thre
 
 from __future__ import annotations
 
+import re
+
+# the CUDA driver's words for sticky errors that lose the context, however they surface
+CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
+                          r"misaligned address|illegal instruction|context is destroyed", re.I)
+
 # exception name -> (what happened, what to look at)
 REASONS: dict[str, tuple[str, str]] = {
     "CompileError": ("the CUDA code does not compile", "Fix the first error nvcc reports."),
@@ -56,6 +62,18 @@ REASONS: dict[str, tuple[str, str]] = {
         "A kernel may have corrupted memory; check every index.",
     ),
     "NotebookTimeout": ("the time limit for the whole notebook was reached before this test", ""),
+    "ParticipantEnded": ("the process running your code ended", ""),
+    "ParticipantTimeout": (
+        "your code did not finish within the time limit",
+        "Look for a loop that never ends, or a wait.",
+    ),
+    "MemoryError": ("your code ran out of memory", ""),
+    "LimitExceeded": ("a limit of the grading sandbox was reached", ""),
+    "WireError": ("your function returned something the grader cannot compare", ""),
+    "HiddenTests": (
+        "not graded here: this test has hidden parts, which run only in the grader's sandbox",
+        "Its visible part passed.",
+    ),
     "MissingCell": (
         "an answer cell is missing from the submission",
         "Start again from the exercise notebook, or restore the cell.",

@@ -1,14 +1,16 @@
-"""Grade submissions: run each in a fresh kernel process and score its test cells.
+"""Grade submissions: the answers run in the participant's sandbox, the tests in the judge's.
 
 ``grade(submission)`` finds the solution notebook of the same name, merges the
 student's answers into it (so hidden tests arrive only now, see ``merge``), and
-runs the cells in order in a new IPython kernel whose working directory is an
-empty temporary folder. A test cell that finishes without an exception earns its
-points; one that raises earns zero with the reason in words (``feedback``).
+runs it in a ``session``: the judge (instructor cells, the submitted ``%%cuda`` code
+compiled there, the tests) and the participant's process (its Python answers, called
+by the judge with data), each in a bubblewrap sandbox (``sandbox``). A test cell that
+finishes without an exception in the judge earns its points; one that raises earns
+zero with the reason in words (``feedback``).
 
-A cell that hangs, kills the kernel or loses the GPU context ends that kernel:
-the grader starts a fresh one, replays the answer and setup cells, and carries on
-with the next test. Each cell has a time limit, and so has the whole notebook.
+A cell that hangs, kills the judge or loses the GPU context ends that judge: the
+grader starts a fresh one, replays the answer and setup cells, and carries on with
+the next test. Each cell has a time limit, and so has the whole notebook.
 
 >>> r = NotebookResult("ex.ipynb", [TestResult("t1", 0.0, 2.0, "wrong result")])
 >>> r.to_dict()["max_score"]
@@ -17,32 +19,26 @@ with the next test. Each cell has a time limit, and so has the whole notebook.
 
 from __future__ import annotations
 
-import math
 import os
-import re
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-from traitlets.config import Config
 
 from ..backend import BACKENDS
 from ..errors import ExerciseFormatError
+from . import records
 from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
-from .feedback import explain
 from .merge import merge
+from .regions import HIDDEN_TESTS, drop_regions, has_markers
+from .sandbox import Limits, gpu_present
+from .session import CONTEXT_LOST, FATAL, Failure, Session, Settings  # noqa: F401
 
 CELL_TIMEOUT = 120.0  # seconds per cell
 NOTEBOOK_TIMEOUT = 900.0  # seconds per notebook
-# errors after which the kernel process cannot be trusted (the GPU context is gone)
-FATAL = {"CellTimeoutError", "DeadKernelError", "KernelFaultError", "NotebookTimeout"}
-# the CUDA driver's words for sticky errors that lose the context, however they surface
-CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
-                          r"misaligned address|illegal instruction|context is destroyed", re.I)
+VISIBLE_ONLY_NOTE = ("bubblewrap is not installed here: this is a self-check with the visible "
+                     "tests only; hidden tests run where the grader's sandbox runs")
 
 
 @dataclass
@@ -63,6 +59,7 @@ class NotebookResult:
 
     notebook: str
     tests: list[TestResult] = field(default_factory=list)
+    note: str = ""  # e.g. that only the visible tests ran (not part of the JSON shape)
 
     @property
     def score(self) -> float:
@@ -76,22 +73,6 @@ class NotebookResult:
         """The JSON shape of ``cudakit grade --json`` for this notebook."""
         return {"notebook": self.notebook, "score": self.score, "max_score": self.max_score,
                 "tests": [asdict(t) for t in self.tests]}
-
-
-@dataclass
-class Failure:
-    """A cell that raised: the exception's name and message, and where."""
-
-    ename: str
-    evalue: str
-    where: str = ""
-
-    @property
-    def fatal(self) -> bool:
-        return self.ename in FATAL
-
-    def explain(self) -> str:
-        return explain(self.ename, self.evalue)
 
 
 def default_solutions() -> Path:
@@ -110,74 +91,6 @@ def find_source(submission: Path, solutions: Path | None = None) -> Path:
             "(pass --solutions DIR, or keep the exercise's file name)"
         )
     return source
-
-
-class _Run:
-    """Executes a merged notebook cell by cell, restarting the kernel after fatal failures."""
-
-    def __init__(self, nb, cell_timeout: float, deadline: float, workdir: str, sockets: str,
-                 env: dict[str, str]):
-        self.nb = nb
-        self.cell_timeout = cell_timeout
-        self.deadline = deadline
-        self.workdir = workdir
-        self.sockets = sockets
-        self.env = env
-        self.outcomes: dict[int, Failure | None] = {}
-
-    def _client(self) -> NotebookClient:
-        return NotebookClient(
-            self.nb, timeout=self.cell_timeout, kernel_name="python3",
-            shutdown_kernel="immediate", allow_errors=False,
-            # Unix sockets outside the kernel's folder rather than TCP ports
-            config=Config(KernelManager={"transport": "ipc",
-                                         "ip": os.path.join(self.sockets, "kernel")}),
-        )
-
-    def _execute(self, client: NotebookClient, index: int) -> Failure | None:
-        cell = self.nb.cells[index]
-        where = f"cell {index}" + (f" ({grade_id(cell)!r})" if grade_id(cell) else "")
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            return Failure("NotebookTimeout", "", where)
-        # a cell cut short by the notebook's limit ends just after the notebook's deadline
-        client.timeout = max(1, math.ceil(min(self.cell_timeout, left)))
-        notebook_limit = left < self.cell_timeout
-        try:
-            client.execute_cell(cell, index)
-        except CellExecutionError as error:
-            lost = error.ename not in FATAL and CONTEXT_LOST.search(error.evalue)
-            return Failure("KernelFaultError" if lost else error.ename, error.evalue, where)
-        except CellTimeoutError:
-            if notebook_limit:
-                return Failure("NotebookTimeout", "", where)
-            return Failure("CellTimeoutError", f"limit {client.timeout} s", where)
-        except DeadKernelError:
-            return Failure("DeadKernelError", "", where)
-        return None
-
-    def run(self) -> dict[int, Failure | None]:
-        """Run every code cell once; returns each cell's failure (None when it passed)."""
-        position, cells = 0, self.nb.cells
-        while position < len(cells):
-            if time.monotonic() >= self.deadline:  # no fresh kernel for what cannot run
-                for index in range(position, len(cells)):
-                    if cells[index].cell_type == "code":
-                        self.outcomes[index] = Failure("NotebookTimeout", "")
-                break
-            client = self._client()
-            with client.setup_kernel(env=self.env, cwd=self.workdir):
-                for index in range(position):  # replay after a restart, tests excluded
-                    if cells[index].cell_type == "code" and not is_test(cells[index]):
-                        self._execute(client, index)
-                while position < len(cells):
-                    index, position = position, position + 1
-                    if cells[index].cell_type != "code":
-                        continue
-                    self.outcomes[index] = failure = self._execute(client, index)
-                    if failure is not None and failure.fatal:
-                        break
-        return self.outcomes
 
 
 def _feedback(failure: Failure | None, earlier: list[Failure]) -> str:
@@ -209,19 +122,49 @@ def score(nb, outcomes: dict[int, Failure | None]) -> list[TestResult]:
     return results
 
 
+def _visible_only(merged) -> set[int]:
+    """Drop the hidden parts of the test cells; returns the indices of tests that had one."""
+    hidden = set()
+    for index, cell in enumerate(merged.cells):
+        if is_test(cell) and has_markers(cell.source, HIDDEN_TESTS):
+            cell.source = drop_regions(cell.source, HIDDEN_TESTS)
+            hidden.add(index)
+    return hidden
+
+
+def use_sandbox(sandbox: bool | None) -> bool:
+    """Whether to grade in the sandbox: ``None`` means where bubblewrap is installed.
+
+    Raises SandboxError when it is asked for (or installed) but cannot run here.
+    """
+    from .sandbox import bwrap, check
+
+    if sandbox is False or (sandbox is None and bwrap() is None):
+        return False
+    check()
+    return True
+
+
 def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None, *,
           solutions: str | os.PathLike | None = None, cell_timeout: float = CELL_TIMEOUT,
-          timeout: float = NOTEBOOK_TIMEOUT, backend: str | None = None) -> NotebookResult:
+          timeout: float = NOTEBOOK_TIMEOUT, backend: str | None = None,
+          sandbox: bool | None = None, limits: Limits | None = None,
+          output_dir: str | os.PathLike | None = None) -> NotebookResult:
     """Grade one submission against its solution notebook.
 
     Example: ``grade("exercises/01_first_kernel.ipynb").score``. ``backend`` ("gpu" or
     "emu") pins the engine; by default the GPU is used when present, else the emulator
     (``backend="emu"`` adds memcheck and racecheck even on a GPU machine). A submission
     that cannot be read scores zero on every test with the reason.
+
+    ``sandbox``: None (default) grades in the bubblewrap sandbox where bubblewrap is installed,
+    else runs the visible tests only (a self-check, said in ``result.note``); True requires the
+    sandbox; False runs the visible tests only. ``limits`` bounds each sandboxed process.
+    ``output_dir`` keeps a record of the result and the executed notebook (see ``records``);
+    a submission already recorded there from the same two files is not graded again.
     """
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}: expected one of {', '.join(BACKENDS)}")
-    env = {**os.environ, **({"CUDAKIT_BACKEND": backend} if backend else {})}
     submission = Path(submission)
     source_path = Path(source) if source else find_source(
         submission, Path(solutions) if solutions else None)
@@ -233,14 +176,31 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
         reason = f"the notebook could not be read: {error}"
         return NotebookResult(str(submission), [TestResult(t.name, 0.0, t.points, reason)
                                                 for t in graded_tests(reference)])
+    sandboxed = use_sandbox(sandbox)
+    if output_dir is not None:
+        stored = records.load(Path(output_dir), submission, source_path)
+        if stored is not None and stored.get("sandboxed", True) == sandboxed:
+            return NotebookResult(str(submission), [TestResult(**{k: t[k] for k in (
+                "name", "score", "max_score", "feedback")}) for t in stored["tests"]])
     merged = merge(reference, mine)
+    hidden = set() if sandboxed else _visible_only(merged)
     missing = {grade_id(c) for c in reference.cells if is_answer(c)} - {
         grade_id(c) for c in mine.cells if is_answer(c)}
-    deadline = time.monotonic() + timeout
-    with tempfile.TemporaryDirectory(prefix="cudakit-grade-") as workdir, \
-            tempfile.TemporaryDirectory(prefix="cudakit-sock-") as sockets:
-        outcomes = _Run(merged, cell_timeout, deadline, workdir, sockets, env).run()
+    settings = Settings(cell_timeout=cell_timeout, deadline=time.monotonic() + timeout,
+                        limits=limits or Limits(), sandboxed=sandboxed, backend=backend,
+                        hidden=[submission.resolve().parent, source_path.resolve().parent],
+                        gpu=gpu_present())
+    by_id = {grade_id(c): c for c in reference.cells if grade_id(c)}
+    session = Session(merged, by_id, settings)
+    outcomes = session.run()
     for index, cell in enumerate(merged.cells):
         if grade_id(cell) in missing and outcomes.get(index) is None:
             outcomes[index] = Failure("MissingCell", f"answer cell {grade_id(cell)!r}")
-    return NotebookResult(str(submission), score(merged, outcomes))
+        if index in hidden and outcomes.get(index) is None:
+            outcomes[index] = Failure("HiddenTests", "")
+    note = "" if sandboxed else VISIBLE_ONLY_NOTE
+    result = NotebookResult(str(submission), score(merged, outcomes), note=note)
+    if output_dir is not None:
+        records.save(Path(output_dir), submission, source_path,
+                     {**result.to_dict(), "sandboxed": sandboxed}, merged, session.outputs)
+    return result

@@ -6,6 +6,12 @@
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
   .whl-grade/*.whl || exit 1
+# grading runs in the bubblewrap sandbox: use the machine's bwrap, or one carried in .cache/bwrap
+if ! command -v bwrap >/dev/null 2>&1 && [ -x .cache/bwrap/bwrap ]; then
+  mkdir -p /tmp/bwrap /tmp/bin && cp .cache/bwrap/* /tmp/bwrap/
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=/tmp/bwrap exec /tmp/bwrap/bwrap "$@"\n' > /tmp/bin/bwrap
+  chmod +x /tmp/bin/bwrap && export PATH=/tmp/bin:$PATH
+fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CUDAKIT_BACKEND=gpu
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/grades
