@@ -128,8 +128,14 @@ def default_jobs(backend: str | None = None) -> int:
     return len(gpu_ids(backend)) or cores()
 
 
-@functools.lru_cache(maxsize=256)
 def _file_digest(path: Path) -> str:
+    """SHA-256 of a file, remembered while its size and modification time stay the same."""
+    stat = path.stat()
+    return _digest(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(path: Path, size: int, mtime_ns: int) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -223,7 +229,7 @@ def grade_many(notebooks: Iterable[str | os.PathLike], options: Options = Option
     """
     names = [str(n) for n in notebooks]
     folder = Path(results) if results is not None else None
-    jobs = jobs or default_jobs(options.backend)
+    jobs = default_jobs(options.backend) if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs={jobs}: need at least one worker")
     outcomes: dict[str, Outcome] = {}
