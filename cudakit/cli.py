@@ -72,7 +72,8 @@ def _many_arguments(grade) -> None:
     """Options for grading many notebooks: workers, result files, Slurm."""
     many = grade.add_argument_group("many notebooks")
     many.add_argument("--jobs", "-j", type=int, metavar="N",
-                      help="workers (default: one per GPU on a GPU machine, else one per core)")
+                      help="workers (per task with --slurm; default: one per GPU on a GPU "
+                           "machine, else one per core)")
     many.add_argument("--results", metavar="DIR",
                       help="folder of per-notebook result files (default: ~/.cache/cudakit/"
                            "grades; with --slurm a new run folder here, on shared storage)")
@@ -88,6 +89,8 @@ def _many_arguments(grade) -> None:
     slurm.add_argument("--cpus-per-task", type=int, default=1, metavar="N",
                        help="sbatch --cpus-per-task (default 1)")
     slurm.add_argument("--time", help="sbatch --time per task (default: the chunk's worst case)")
+    slurm.add_argument("--max-running", type=int, metavar="N",
+                       help="at most N tasks at once (sbatch --array=...%%N)")
     slurm.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                        help="one more sbatch option, e.g. --sbatch-arg=--account=course")
 
@@ -104,7 +107,7 @@ def _outcomes(args, options) -> list:
         from .grading.slurm import Settings, grade_on_slurm
 
         settings = Settings(args.chunk, args.partition, args.gres, args.cpus_per_task,
-                            args.time, extra=tuple(args.sbatch_arg))
+                            args.time, args.max_running, extra=tuple(args.sbatch_arg))
         folder = args.results or time.strftime("cudakit-slurm-%Y%m%d-%H%M%S")
         report = grade_on_slurm(args.notebooks, options, settings, folder=folder,
                                 jobs=args.jobs, resume=args.resume)

@@ -310,12 +310,15 @@ def task_main(argv: list[str] | None = None) -> int:
     chunk = run.chunk(task)
     print(f"task {task}: {len(chunk)} notebooks on {os.uname().nodename}, "
           f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}", flush=True)
-    for outcome in grade_many(chunk, run.options, jobs=run.jobs, results=run.folder / "results",
-                              resume=True, progress=False):
+
+    def show(outcome: Outcome) -> None:
         note = " (kept from an earlier attempt)" if outcome.reused else ""
         note += f" ({outcome.error})" if outcome.error else ""
         print(f"{outcome.notebook}: {outcome.result.score:g} / {outcome.result.max_score:g}"
               f"{note}", flush=True)
+
+    grade_many(chunk, run.options, jobs=run.jobs, results=run.folder / "results", resume=True,
+               progress=False, on_done=show)
     return 1 if run.missing(task) else 0
 
 

@@ -2,8 +2,8 @@
 
 Everything lives in a private folder (slurm.conf, cgroup.conf, gres.conf, a fresh munge
 key, state, logs); the daemons run in the foreground as children of the test and are
-always stopped. The node offers two GPUs to ``--gres=gpu:1``: device files made for the
-test (copies of /dev/null), so Slurm's GRES bookkeeping and ``CUDA_VISIBLE_DEVICES`` are
+always stopped. The node offers two GPUs to ``--gres=gpu:1``: /dev/null and /dev/zero stand
+in for the device files (nothing constrains devices here), so Slurm's GRES bookkeeping and ``CUDA_VISIBLE_DEVICES`` are
 real while kernels run on the emulator. Needs Debian's ``slurm-wlm`` and ``munge``
 (``tools/install-system-deps``) and root (slurmd starts jobs as the submitting user).
 """
@@ -121,9 +121,8 @@ def slurm_cluster(tmp_path_factory):
     key = folder / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
-    for index in range(2):  # the node's two "GPUs"
-        os.mknod(folder / f"gpu{index}", 0o600 | 0o020000, os.makedev(1, 3))
-    (folder / "gres.conf").write_text(f"NodeName=localhost Name=gpu File={folder}/gpu[0-1]\n")
+    # the node's two "GPUs": GRES needs character devices, any will do without cgroups
+    (folder / "gres.conf").write_text("NodeName=localhost Name=gpu File=/dev/null,/dev/zero\n")
     (folder / "cgroup.conf").write_text(CGROUP_CONF)
     conf = folder / "slurm.conf"
     conf.write_text(SLURM_CONF.format(folder=folder, ctld_port=_free_port(),
