@@ -4,8 +4,10 @@ exercises.
 
 ``python tests/grading/class_of_40.py`` grades them one by one with ``grade`` (the
 per-notebook grader, on the emulator) and writes ``fixtures/class_of_40_emu.json``, the
-reference the parallel and Slurm runs must equal. Run it again when the grader's
-feedback changes.
+reference the parallel and Slurm runs must equal. The exercises' tests draw random inputs,
+so two gradings of one notebook agree on every score and on the kind of each feedback
+("wrong result", "data race on shared memory ...") but not on the values it quotes; the
+tests compare those. Run it again when the grader's feedback changes.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 Everything lives in a private folder (slurm.conf, cgroup.conf, gres.conf, a fresh munge
 key, state, logs); the daemons run in the foreground as children of the test and are
 always stopped. The node offers two GPUs to ``--gres=gpu:1``: /dev/null and /dev/zero stand
-in for the device files (nothing constrains devices here), so Slurm's GRES bookkeeping and ``CUDA_VISIBLE_DEVICES`` are
-real while kernels run on the emulator. Needs Debian's ``slurm-wlm`` and ``munge``
-(``tools/install-system-deps``) and root (slurmd starts jobs as the submitting user).
+in for the device files (nothing constrains devices here), so Slurm's GRES bookkeeping and
+``CUDA_VISIBLE_DEVICES`` are real while kernels run on the emulator. Needs Debian's
+``slurm-wlm`` and ``munge`` (``tools/install-system-deps``) and root (slurmd starts jobs as
+the submitting user).
 """
 
 from __future__ import annotations
