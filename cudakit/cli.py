@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .errors import CudakitError
 
@@ -111,6 +112,9 @@ def _outcomes(args, options) -> list:
         folder = args.results or time.strftime("cudakit-slurm-%Y%m%d-%H%M%S")
         report = grade_on_slurm(args.notebooks, options, settings, folder=folder,
                                 jobs=args.jobs, resume=args.resume)
+        given = {str(Path(n).resolve()): n for n in args.notebooks}
+        for outcome in report.outcomes:  # named as on the command line, as without --slurm
+            outcome.result.notebook = given.get(outcome.notebook, outcome.notebook)
         for task in report.retried:
             print(f"cudakit grade: task {task.job} ended {task.state}, run again",
                   file=sys.stderr)

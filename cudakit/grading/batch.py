@@ -207,11 +207,14 @@ def _pool(jobs: int, gpus: list[str]) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=_pin, initargs=(queue,))
 
 
-def _progress(total: int, done: int, show: bool | None):
+def progress_bar(total: int, done: int = 0, show: bool | None = None, desc: str = "grading"):
+    """A tqdm bar over notebooks (tqdm.auto: a widget in a notebook, text on a terminal).
+
+    ``show`` None: on a terminal and in a notebook, not when stderr goes to a file."""
     from tqdm.auto import tqdm
 
-    disable = None if show is None else not show  # None: tqdm shows it on a terminal only
-    return tqdm(total=total, initial=done, unit="nb", desc="grading", disable=disable,
+    disable = None if show is None else not show
+    return tqdm(total=total, initial=done, unit="nb", desc=desc, disable=disable,
                 dynamic_ncols=True)
 
 
@@ -239,7 +242,7 @@ def grade_many(notebooks: Iterable[str | os.PathLike], options: Options = Option
             if found is not None and found.error is None and found.notebook == name:
                 outcomes[name] = found
     pending = _Pending({n: Path(n) for n in names if n not in outcomes})
-    with _progress(len(set(names)), len(outcomes), progress) as bar:
+    with progress_bar(len(set(names)), len(outcomes), progress) as bar:
         for outcome in outcomes.values():
             if on_done:
                 on_done(outcome)

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import SlurmError
-from .batch import Options, Outcome, grade_many, read_outcome, result_path
+from .batch import Options, Outcome, grade_many, progress_bar, read_outcome, result_path
 from .grader import NotebookResult
 
 # states after which an array task will not run again by itself
@@ -221,8 +221,17 @@ def final_states(job: str) -> tuple[dict[int, str], str | None]:
 
 def follow(run: Run, job: str, tasks: list[int], bar=None) -> dict[int, str]:
     """Wait until no task of ``job`` is queued or running; returns the final states."""
+    failures = 0
     while True:
-        now = queued(job)
+        try:
+            now = queued(job)
+            failures = 0
+        except SlurmError:  # slurmctld restarting or busy: ask again, give up after 10 tries
+            failures += 1
+            if failures >= 10:
+                raise
+            time.sleep(run.settings.poll)
+            continue
         if bar is not None:
             bar.n = sum(1 for n in run.notebooks if run.result(n).is_file())
             bar.refresh()
@@ -264,8 +273,6 @@ def grade_on_slurm(notebooks, options: Options | None = None, settings: Settings
     ungraded are submitted once more, then reported in ``Report.failed``.
     Example: ``grade_on_slurm(paths, Options(), Settings(gres="gpu:1"), folder="round1")``.
     """
-    from tqdm.auto import tqdm
-
     options, settings = options or Options(), settings or Settings()
     if settings.chunk < 1:
         raise ValueError(f"chunk={settings.chunk}: need at least one notebook per task")
@@ -282,15 +289,20 @@ def grade_on_slurm(notebooks, options: Options | None = None, settings: Settings
             run.result(notebook).unlink(missing_ok=True)
     todo = [t for t in range(run.tasks) if run.missing(t)]
     report_jobs, retried, failed = [], [], []
-    disable = None if progress is None else not progress
-    with tqdm(total=len(everything), initial=len(done), unit="nb", desc="grading (slurm)",
-              disable=disable, dynamic_ncols=True) as bar:
+    with progress_bar(len(everything), len(done), progress, "grading (slurm)") as bar:
         for attempt in range(2):
             if not todo:
                 break
             job = submit(run, todo)
             report_jobs.append(job)
-            left = _records(run, job, follow(run, job, todo, bar), todo)
+            try:
+                states = follow(run, job, todo, bar)
+            except KeyboardInterrupt:
+                raise SlurmError(
+                    f"interrupted; job array {job} keeps grading into {folder}. Cancel it "
+                    f"(scancel {job}) or let it end, then run the same command with --resume "
+                    f"--results {folder} to grade what is left and merge") from None
+            left = _records(run, job, states, todo)
             (retried if attempt == 0 else failed).extend(left)
             todo = [record.task for record in left]
     report = collect(folder, report_jobs, retried, failed)
