@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -107,3 +109,23 @@ def test_a_task_that_keeps_dying_is_reported_by_name(slurm_cluster, tmp_path):
     named = sorted(n for t in report.failed for n in t.notebooks)
     assert named == sorted(str(p.resolve()) for p in paths)
     assert all("not graded" in o.error for o in report.outcomes)
+
+
+def test_command_line_slurm_prints_the_usual_json(slurm_cluster, tmp_path, monkeypatch):
+    from test_batch import PARTIAL, _class
+    from test_grader import ANSWER
+
+    paths, options = _class(tmp_path, [ANSWER, PARTIAL])
+    monkeypatch.chdir(tmp_path)  # notebooks named relative to here, as an instructor types them
+    given = [os.path.relpath(p, tmp_path) for p in paths]
+    run = subprocess.run(
+        [sys.executable, "-m", "cudakit", "grade", *given, "--json", "--slurm", "--chunk", "1",
+         "--solutions", options.solutions, "--results", "round", "--time", "5",
+         "--sbatch-arg=--job-name=cli-test"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert [(r["notebook"], r["score"], r["max_score"]) for r in report] == [
+        (given[0], 3.0, 3.0), (given[1], 1.0, 3.0)]
+    script = (tmp_path / "round" / "grade.sbatch").read_text()
+    assert "#SBATCH --time=5" in script and "#SBATCH --job-name=cli-test" in script
+    assert len(json.loads((tmp_path / "round" / "report.json").read_text())["jobs"]) == 1
