@@ -6,7 +6,10 @@
 The class: every solution and every untouched exercise (22 notebooks), copied into student
 folders as often as the run needs, so every measurement grades the same mix. Each count of
 workers grades a fresh copy (no result is reused) through ``cudakit.grading.batch``, pool
-start-up included; every result is checked (solutions full marks, exercises zero).
+start-up included; every result is checked (solutions full marks, exercises zero). The CPU
+seconds per notebook (this process and every finished descendant: workers, kernels, nvcc)
+show whether more workers cost more work; on a machine shared with other jobs, the wall-clock
+ratio says more about the neighbours than about the pool.
 
 Goal: rate(N workers) >= 0.8 x N x rate(1 worker). Printed too: the time for 5,500
 notebooks (500 participants x 11 exercises) on 1 to 32 such machines, from the best rate.
@@ -18,6 +21,7 @@ import argparse
 import math
 import os
 import platform
+import resource
 import shutil
 import tempfile
 import time
@@ -52,17 +56,24 @@ def check(outcomes) -> None:
             raise SystemExit(f"wrong grade for {outcome.notebook}: {outcome.error or result}")
 
 
-def measure(workers: int, options: Options) -> tuple[int, float]:
-    """Grade enough copies to keep ``workers`` busy; (notebooks, seconds)."""
+def _cpu_seconds() -> float:
+    """CPU time of this process and of every finished descendant (workers, kernels, nvcc)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(workers: int, options: Options) -> tuple[int, float, float]:
+    """Grade enough copies to keep ``workers`` busy; (notebooks, seconds, CPU seconds)."""
     copies = max(1, math.ceil(workers / 2))
     with tempfile.TemporaryDirectory(prefix="cudakit-bench-") as folder:
         paths = make_class(Path(folder), copies)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         outcomes = grade_many(paths, options, jobs=workers, results=Path(folder) / "results",
                               progress=False)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     check(outcomes)
-    return len(paths), seconds
+    return len(paths), seconds, cpu
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -80,17 +91,19 @@ def main(argv: list[str] | None = None) -> None:
           f"load average {os.getloadavg()[0]:.2f} at the start", flush=True)
     rows, single = [], None
     for workers in counts:
-        notebooks, seconds = measure(workers, options)
+        notebooks, seconds, cpu = measure(workers, options)
         rate = notebooks / seconds * 60
         single = single or rate
         ratio = rate / (workers * single)
         rows.append([workers, notebooks, f"{seconds:.1f}", f"{rate:.1f}", f"{rate / single:.2f}",
-                     f"{ratio:.2f}", "met" if workers == 1 or ratio >= 0.8 else "missed"])
+                     f"{ratio:.2f}", "met" if workers == 1 or ratio >= 0.8 else "missed",
+                     f"{cpu / notebooks:.1f}"])
         print(f"{workers} workers: {notebooks} notebooks in {seconds:.1f} s = {rate:.1f}/min",
               flush=True)
     print(f"load average {os.getloadavg()[0]:.2f} at the end\n")
     print(markdown_table(["workers", "notebooks", "s", "notebooks/min", "speed-up",
-                          "speed-up / workers (goal >= 0.8)", "goal"], rows))
+                          "speed-up / workers (goal >= 0.8)", "goal", "CPU s per notebook"],
+                         rows))
     best = max(float(r[3]) for r in rows)
     workers = rows[[float(r[3]) for r in rows].index(best)][0]
     print(f"\n{COURSE_ROUND} notebooks at {best:.1f}/min per machine ({workers} workers):")
