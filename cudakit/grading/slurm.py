@@ -1,6 +1,6 @@
 """Grade a course round on a Slurm cluster: one job array, one task per chunk of submissions.
 
-``grade_on_slurm(notebooks, options, Settings(gres="gpu:1"), "round1")`` writes a run
+``grade_on_slurm(notebooks, options, Settings(gres="gpu:1"), folder="round1")`` writes a run
 folder (on storage every node sees), submits ``sbatch --array`` with one task per
 ``chunk`` notebooks, follows the array with ``squeue``, submits the tasks that left
 notebooks ungraded once more, and merges the per-notebook result files into one
@@ -41,7 +41,6 @@ from ..errors import SlurmError
 from .batch import Options, Outcome, grade_many, progress_bar, read_outcome, result_path
 from .grader import NotebookResult
 
-# states after which an array task will not run again by itself
 NO_VAL = 0xFFFFFFFE  # Slurm's "no value" in ArrayTaskId
 
 
@@ -253,7 +252,8 @@ def collect(folder: str | os.PathLike, jobs=(), retried=(), failed=()) -> Report
         outcome = read_outcome(run.result(notebook))
         if outcome is None:
             outcome = Outcome(notebook, NotebookResult(notebook),
-                              "not graded: its Slurm task failed twice (see the report)")
+                              "not graded: no result file (its task failed twice, or has not "
+                              "run yet; see report.json)")
         outcomes.append(outcome)
     return Report(str(run.folder), outcomes, list(jobs), list(retried), list(failed))
 
