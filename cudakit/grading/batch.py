@@ -263,8 +263,13 @@ def _run_pool(pending: _Pending, options: Options, jobs: int, folder: Path | Non
         futures, broken = {}, False
         while (queue and not broken) or futures:
             while queue and not broken and len(futures) < jobs:
-                name = queue.pop(0)
-                futures[pool.submit(grade_one, name, options, folder)] = name
+                try:
+                    futures[pool.submit(grade_one, queue[0], options, folder)] = queue[0]
+                    queue.pop(0)
+                except BrokenProcessPool:  # a worker died while none was grading
+                    broken = True
+            if not futures:
+                break
             done, _ = wait(futures, return_when=FIRST_COMPLETED)
             for future in done:
                 name = futures.pop(future)
