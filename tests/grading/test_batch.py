@@ -36,7 +36,7 @@ def _class(tmp_path, answers):
     return paths, Options(solutions=str(tmp_path / "solutions"))
 
 
-def test_pool_equals_one_by_one_and_resumes(tmp_path):
+def test_pool_equals_one_by_one_and_resumes(tmp_path, capsys):
     paths, options = _class(tmp_path, [ANSWER, None, PARTIAL, ANSWER])
     results = tmp_path / "results"
     seen = []
@@ -54,8 +54,11 @@ def test_pool_equals_one_by_one_and_resumes(tmp_path):
     student = nbformat.read(paths[1], as_version=4)
     student.cells[1].source = PARTIAL
     nbformat.write(student, paths[1])
-    again = grade_many(paths, options, jobs=2, results=results, resume=True)
+    capsys.readouterr()
+    again = grade_many(paths, options, jobs=2, results=results, resume=True, progress=True)
     assert [o.reused for o in again] == [True, False, True, True]
+    bar = capsys.readouterr().err  # tqdm's bar: starts at the 3 kept, ends at 4 of 4
+    assert "grading:" in bar and "3/4" in bar and "4/4" in bar, bar
     assert [o.result.score for o in again] == [3.0, 1.0, 1.0, 3.0]
     # other options are another result, never a reused one
     other = grade_many(paths[:1], Options(options.solutions, cell_timeout=30), jobs=1,
