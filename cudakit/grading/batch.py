@@ -9,8 +9,10 @@ solution notebook and the same options (its name carries a hash of all three).
 
 Workers: one per core by default, or one per GPU on a GPU machine, each worker
 pinned to its GPU through ``CUDA_VISIBLE_DEVICES`` (more workers than GPUs share
-them in turn). Inside a Slurm allocation the cores and GPUs are the ones Slurm
-gave (``SLURM_CPUS_PER_TASK``, ``CUDA_VISIBLE_DEVICES``).
+them in turn). One worker with at most one GPU grades in this process, as the
+grader always did (no pool to start for a single notebook). Inside a Slurm
+allocation the cores and GPUs are the ones Slurm gave (``SLURM_CPUS_PER_TASK``,
+``CUDA_VISIBLE_DEVICES``).
 
 >>> outcomes = grade_many(["exercises/01_first_kernel.ipynb"], jobs=1)  # doctest: +SKIP
 >>> outcomes[0].result.to_dict()["max_score"]  # doctest: +SKIP
@@ -226,8 +228,9 @@ def grade_many(notebooks: Iterable[str | os.PathLike], options: Options = Option
 
     ``results``: folder for the per-notebook result files (written as each notebook is
     done); with ``resume`` the notebooks that already have one are not graded again.
-    ``progress``: a progress bar (tqdm; in a notebook tqdm's widget) on stderr; None shows
-    it on a terminal only. ``on_done`` is called with each outcome as it arrives.
+    ``progress``: a progress bar (tqdm; in a notebook tqdm's widget); None shows it on a
+    terminal and in a notebook, not when stderr goes to a file. ``on_done`` is called
+    with each outcome as it arrives.
     Example: ``grade_many(paths, Options(backend="emu"), jobs=4, results="grades")``.
     """
     names = [str(n) for n in notebooks]
@@ -243,16 +246,27 @@ def grade_many(notebooks: Iterable[str | os.PathLike], options: Options = Option
                 outcomes[name] = found
     pending = _Pending({n: Path(n) for n in names if n not in outcomes})
     with progress_bar(len(set(names)), len(outcomes), progress) as bar:
+
+        def finish(name: str, outcome: Outcome) -> None:
+            del pending.paths[name]
+            outcomes[name] = outcome
+            bar.update(1)
+            if on_done:
+                on_done(outcome)
+
         for outcome in outcomes.values():
             if on_done:
                 on_done(outcome)
+        if jobs == 1 and len(gpu_ids(options.backend)) <= 1:  # nothing to pin: no pool
+            for name in list(pending.paths):
+                finish(name, grade_one(name, options, folder))
         while pending.paths:
-            _run_pool(pending, options, jobs, folder, outcomes, bar, on_done)
+            _run_pool(pending, options, jobs, folder, finish)
     return [outcomes[n] for n in names]
 
 
 def _run_pool(pending: _Pending, options: Options, jobs: int, folder: Path | None,
-              outcomes: dict[str, Outcome], bar, on_done) -> None:
+              finish: Callable[[str, Outcome], None]) -> None:
     """One pool's life: grade what is pending until done or until a worker dies.
 
     At most ``jobs`` notebooks are handed out at a time, so when a worker dies the
@@ -284,8 +298,4 @@ def _run_pool(pending: _Pending, options: Options, jobs: int, folder: Path | Non
                                       host=socket.gethostname())
                     if folder is not None:
                         _write(result_path(folder, name, options), outcome)
-                del pending.paths[name]
-                outcomes[name] = outcome
-                bar.update(1)
-                if on_done:
-                    on_done(outcome)
+                finish(name, outcome)
