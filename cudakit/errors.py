@@ -63,3 +63,7 @@ class KernelTimeout(CudakitError):
 
 class ExerciseFormatError(CudakitError, ValueError):
     """A solution or submission notebook breaks the exercise conventions (markers, metadata)."""
+
+
+class SlurmError(CudakitError):
+    """Slurm refused or lost a grading job (sbatch failed, the array could not be followed)."""

@@ -160,8 +160,8 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
     ``sandbox``: None (default) grades in the bubblewrap sandbox where bubblewrap is installed,
     else runs the visible tests only (a self-check, said in ``result.note``); True requires the
     sandbox; False runs the visible tests only. ``limits`` bounds each sandboxed process.
-    ``output_dir`` keeps a record of the result and the executed notebook (see ``records``);
-    a submission already recorded there from the same two files is not graded again.
+    ``output_dir`` keeps a record of the result and the executed notebook (see ``records``).
+    Resuming an interrupted run of many notebooks is :mod:`cudakit.grading.batch`'s job.
     """
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}: expected one of {', '.join(BACKENDS)}")
@@ -177,11 +177,6 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
         return NotebookResult(str(submission), [TestResult(t.name, 0.0, t.points, reason)
                                                 for t in graded_tests(reference)])
     sandboxed = use_sandbox(sandbox)
-    if output_dir is not None:
-        stored = records.load(Path(output_dir), submission, source_path)
-        if stored is not None and stored.get("sandboxed", True) == sandboxed:
-            return NotebookResult(str(submission), [TestResult(**{k: t[k] for k in (
-                "name", "score", "max_score", "feedback")}) for t in stored["tests"]])
     merged = merge(reference, mine)
     hidden = set() if sandboxed else _visible_only(merged)
     missing = {grade_id(c) for c in reference.cells if is_answer(c)} - {

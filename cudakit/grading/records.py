@@ -4,8 +4,8 @@ For a submission ``alice/01_first_kernel.ipynb`` the folder gets ``alice__01_fir
 (the ``--json`` object plus the SHA-256 of the submission and of its solution notebook) and
 ``alice__01_first_kernel.executed.ipynb`` (the graded notebook with the judge's outputs and each
 test's score). Files are written to a temporary name and renamed, so an interrupted run leaves
-either the whole record or none; a run started again finds the records whose two digests
-still match and does not grade those notebooks again.
+either the whole record or none. (Resuming an interrupted run is the job of
+:mod:`cudakit.grading.batch`, whose result files name the options too.)
 
 >>> record_name(Path("alice/01_first_kernel.ipynb"))
 'alice__01_first_kernel'
@@ -39,19 +39,6 @@ def _write(path: Path, text: str) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(text)
     os.replace(partial, path)
-
-
-def load(folder: Path, submission: Path, solution: Path) -> dict | None:
-    """The stored result of ``submission`` if it was graded from the same two files."""
-    path = Path(folder) / f"{record_name(submission)}.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("submission_sha256") != digest(submission) or \
-            data.get("solution_sha256") != digest(solution):
-        return None
-    return data
 
 
 def save(folder: Path, submission: Path, solution: Path, result: dict, merged,
