@@ -7,8 +7,8 @@
 Each notebook is graded in the grader's bubblewrap sandbox (GPU when present, else
 the emulator; see ``cudakit/grading/README.md``), by a pool of workers
 (``cudakit.grading.batch``) or a Slurm array (``cudakit.grading.slurm``), and reported
-per test; ``--json`` prints a list with one object per notebook: ``{"notebook", "score", "max_score",
-"tests": [{"name", "score", "max_score", "feedback"}]}``. The exit status is 0 when
+per test; ``--json`` prints a list with one object per notebook: ``{"notebook", "score",
+"max_score", "tests": [{"name", "score", "max_score", "feedback"}]}``. The exit status is 0 when
 every notebook could be graded (whatever its score), 1 when one could not, 2 for a
 usage error. Without bubblewrap only the visible tests run, and one line on stderr
 says so.
