@@ -10,9 +10,10 @@ from cudakit.backend import gpu_available
 @pytest.fixture(scope="module")
 def shell():
     """An IPython shell with ``%load_ext cudakit`` done, as a notebook has it."""
+    from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
 
-    ip = start_ipython()
+    ip = start_ipython() or get_ipython()  # one shell per process: a later module reuses it
     ip.run_line_magic("load_ext", "cudakit")
     return ip
 
