@@ -30,7 +30,7 @@ function followLanguage(notebook: Notebook, model: ICellModel): void {
       model.mimeType = wanted;
     }
   };
-  model.contentChanged.connect(update);
+  model.sharedModel.changed.connect((_, change) => change.sourceChange && update());
   model.mimeTypeChanged.connect(update);
   update();
 }

@@ -98,7 +98,12 @@ export class NotebookMarks {
         continue;
       }
       this.watched.add(model);
-      model.contentChanged.connect(() => this.dismissFor(model), this);
+      // an edit of the source (not of outputs or the execution count) dismisses its marks
+      model.sharedModel.changed.connect((_, change) => {
+        if (change.sourceChange) {
+          this.dismissFor(model);
+        }
+      }, this);
       (model as CodeCell['model']).outputs.changed.connect(() => this.schedule(), this);
     }
     this.schedule();
