@@ -92,3 +92,20 @@ def publish(
         data["kernel"] = kernel
     metadata = {MIME_TYPE: {"cell_id": cell_id}} if cell_id else {}
     publish_display_data({MIME_TYPE: data}, metadata=metadata)
+
+
+def drop_from_static_output(nb, resources):
+    """nbconvert preprocessor: remove the bundles from HTML output, where the error's text
+    says it all and no editor marks lines (enabled by cudakit's jupyter_nbconvert_config).
+
+    >>> import nbformat
+    >>> cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+    ...     "display_data", data={MIME_TYPE: {"error": "CompileError", "diagnostics": []}})])
+    >>> nb, _ = drop_from_static_output(nbformat.v4.new_notebook(cells=[cell]), {})
+    >>> nb.cells[0].outputs
+    []
+    """
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if MIME_TYPE not in o.get("data", {})]
+    return nb, resources

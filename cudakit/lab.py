@@ -69,6 +69,11 @@ def query_gpu(environ=None, smi: str | None = None) -> dict | None:
     return gpus[0] if gpus else None
 
 
+def _has_pycuda() -> bool:
+    """Whether kernels can reach a GPU from this environment (PyCUDA, not imported here)."""
+    return importlib.util.find_spec("pycuda") is not None
+
+
 def engine_status(environ=None, smi: str | None = None) -> dict:
     """What the status bar shows, decided as :func:`cudakit.backend.backend_name` decides
     (``CUDAKIT_BACKEND`` first, then PyCUDA and a device), without creating a context."""
@@ -76,7 +81,7 @@ def engine_status(environ=None, smi: str | None = None) -> dict:
     chosen = environ.get("CUDAKIT_BACKEND", "").strip().lower()
     if chosen == "emu" or (chosen and chosen not in BACKENDS):
         return dict(EMULATOR)
-    if importlib.util.find_spec("pycuda") is None:
+    if not _has_pycuda():
         return dict(EMULATOR)
     gpu = query_gpu(environ, smi)
     if gpu is None:
