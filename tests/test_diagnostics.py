@@ -65,3 +65,39 @@ def test_errors_without_cell_lines_publish_nothing(shell, published):
     result = shell.run_cell("fine(1.5, grid=(1,), block=(1,))")  # an argument error: no line
     assert type(result.error_in_exec).__name__ == "ArgumentError"
     assert bundles(published) == []
+
+
+CHECKED = {  # kernel cell (line 1 is %%cuda), launch, error, source, lines marked
+    "race": (
+        "__global__ void racy_sum(float *a)\n{\n    __shared__ float s[64];\n"
+        "    int t = threadIdx.x;\n    s[t] = a[t];\n"
+        "    for (int k = 32; k > 0; k >>= 1) {\n        if (t < k) s[t] += s[t + k];\n    }\n"
+        "    if (t == 0) a[0] = s[0];\n}\n",
+        "racy_sum(cuda.to_device(np.ones(64, np.float32)), block=(64,), racecheck=True)",
+        "RaceError", "racecheck", [6, 8],
+    ),
+    "barrier": (
+        "__global__ void half_sync(int *a)\n{\n    if (threadIdx.x < 16) __syncthreads();\n"
+        "    a[threadIdx.x] = 1;\n}\n",
+        "half_sync(cuda.mem_alloc(128), block=(32,))",
+        "BarrierError", "barrier check", [4],
+    ),
+    "timeout": (
+        "__global__ void spin(volatile int *flag)\n{\n    while (flag[0] == 0) { }\n}\n",
+        "spin(cuda.to_device(np.zeros(1, np.int32)), block=(1,), timeout=0.3)",
+        "KernelTimeout", "time limit", [4],
+    ),
+}
+
+
+@pytest.mark.parametrize("check", sorted(CHECKED))
+def test_launch_checks_mark_the_lines_they_name(shell, published, check):
+    cell, launch, error, source, lines = CHECKED[check]
+    assert shell.run_cell(f"%%cuda --name {check}\n{cell}", cell_id=f"{check}-cell").success
+    result = shell.run_cell(f"import numpy as np\nfrom cudakit import cuda\n{launch}")
+    assert type(result.error_in_exec).__name__ == error
+    [(data, metadata)] = bundles(published)
+    assert [p["line"] for p in data["diagnostics"]] == lines
+    assert {p["source"] for p in data["diagnostics"]} == {source}
+    assert all(p["message"] == str(result.error_in_exec) for p in data["diagnostics"])
+    assert metadata == {MIME_TYPE: {"cell_id": f"{check}-cell"}}
