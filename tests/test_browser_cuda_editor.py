@@ -6,16 +6,20 @@ error of the "typo" cell is marked at its line on opening; a syntax error typed 
 %%cuda cell is marked at that line with nvcc's message, and the mark goes when the line is
 fixed and the cell re-run; an out-of-bounds write caught by memcheck in a launch marks
 the kernel's line in its %%cuda cell, and a fixed kernel clears it. The status bar names
-the engine, and JupyterLab logs no console error from the extension. Screenshots go to
+the engine (and, with the H100's recorded answer, GPU memory), and JupyterLab logs no
+console error from the extension. Screenshots go to
 test-output/.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 import pytest
+
+from cudakit import lab
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "labs" / "00_hello_cuda.ipynb"
@@ -49,6 +53,13 @@ TAG_CELLS = """() => {
     window.jupyterapp.shell.currentWidget.content.widgets.forEach(
         (cell, i) => cell.node.setAttribute('data-test-cell', String(i)));
 }"""
+
+
+def h100_status() -> dict:
+    """What /cudakit/engine answers on the H100 holding 4623 MiB (recorded nvidia-smi)."""
+    smi = ROOT / "tests" / "fixtures" / "nvidia_smi" / "h100_4gib.csv"
+    gpu = lab.parse_smi(smi.read_text())[0]
+    return {"engine": "gpu", "label": f"GPU: {gpu['name']}", **gpu}
 
 
 def cell(page, index: int):
@@ -226,6 +237,14 @@ def test_cuda_cells_are_highlighted_and_errors_marked_at_their_lines(
             run(page, RUN_ADD_ONE)
             assert "matches the C loop: True" in cell(page, RUN_ADD_ONE).text_content()
             expect(cuda_cell.locator(".cm-lint-marker-error")).to_have_count(0)
+            shot = "gpu-status"
+            gpu_page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            gpu_page.route(re.compile(r".*/cudakit/engine.*"),
+                           lambda route: route.fulfill(json=h100_status()))
+            gpu_page.goto(f"{url}/lab?token={token}", timeout=60_000)
+            expect(gpu_page.locator(".jp-cudakit-engine")).to_have_text(
+                "GPU: NVIDIA H100 80GB HBM3 · 4.5 / 79.6 GiB", timeout=30_000)
+            gpu_page.close()
             shot = "done"
         finally:
             page.screenshot(path=str(SHOTS / f"cuda_editor_{shot}.png"))
