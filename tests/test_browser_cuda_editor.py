@@ -244,6 +244,7 @@ def test_cuda_cells_are_highlighted_and_errors_marked_at_their_lines(
             gpu_page.goto(f"{url}/lab?token={token}", timeout=60_000)
             expect(gpu_page.locator(".jp-cudakit-engine")).to_have_text(
                 "GPU: NVIDIA H100 80GB HBM3 · 4.5 / 79.6 GiB", timeout=30_000)
+            gpu_page.screenshot(path=str(SHOTS / "cuda_editor_gpu_status_bar.png"))
             gpu_page.close()
             shot = "done"
         finally:
