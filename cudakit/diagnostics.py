@@ -96,16 +96,22 @@ def publish(
 
 def drop_from_static_output(nb, resources):
     """nbconvert preprocessor: remove the bundles from HTML output, where the error's text
-    says it all and no editor marks lines (enabled by cudakit's jupyter_nbconvert_config).
+    says it all and no editor marks lines, and the empty outputs finished progress bars
+    leave (enabled by cudakit's jupyter_nbconvert_config).
 
     >>> import nbformat
     >>> cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
-    ...     "display_data", data={MIME_TYPE: {"error": "CompileError", "diagnostics": []}})])
+    ...     "display_data", data={MIME_TYPE: {"error": "CompileError", "diagnostics": []}}),
+    ...     nbformat.v4.new_output("display_data", data={})])
     >>> nb, _ = drop_from_static_output(nbformat.v4.new_notebook(cells=[cell]), {})
     >>> nb.cells[0].outputs
     []
     """
     for cell in nb.cells:
         if cell.cell_type == "code":
-            cell.outputs = [o for o in cell.outputs if MIME_TYPE not in o.get("data", {})]
+            cell.outputs = [
+                o
+                for o in cell.outputs
+                if o.output_type != "display_data" or (o.data and MIME_TYPE not in o.data)
+            ]
     return nb, resources

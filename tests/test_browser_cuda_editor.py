@@ -43,6 +43,13 @@ RUN_CELL = """async (index) => {
     await window.jupyterapp.commands.execute('notebook:run-cell');
 }"""
 
+START_CELL = """(index) => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    panel.content.activeCellIndex = index;
+    panel.content.widgets[index].model.executionCount = null;
+    void window.jupyterapp.commands.execute('notebook:run-cell');
+}"""
+
 CELL_DONE = """(index) => {
     const panel = window.jupyterapp.shell.currentWidget;
     return panel.content.widgets[index].model.executionCount !== null
@@ -237,6 +244,32 @@ def test_cuda_cells_are_highlighted_and_errors_marked_at_their_lines(
             run(page, RUN_ADD_ONE)
             assert "matches the C loop: True" in cell(page, RUN_ADD_ONE).text_content()
             expect(cuda_cell.locator(".cm-lint-marker-error")).to_have_count(0)
+            # a sweep through cudakit.progress shows a bar while it runs, nothing afterwards
+            shot = "progress"
+            last = page.evaluate("""() => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                const cells = panel.content.model.sharedModel;
+                cells.insertCell(cells.cells.length, {cell_type: 'code', source:
+                    'import time\\nfor n in cudakit.progress(range(10), "demo sweep"):\\n'
+                    + '    time.sleep(0.5)\\nprint("swept", n + 1)'});
+                return panel.content.widgets.length - 1;
+            }""")
+            page.evaluate(  # a cell out of view is not rendered, nor is its widget
+                "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].node"
+                ".scrollIntoView({block: 'center'})", last)
+            page.evaluate(START_CELL, last)  # returns at once: the bar is looked at meanwhile
+            bars = """(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].node
+                .querySelectorAll('.jp-OutputArea .widget-hprogress').length"""
+            page.wait_for_function(f"(i) => ({bars})(i) === 1", arg=last, timeout=20_000)
+            output = """(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].node
+                .querySelector('.jp-OutputArea').textContent"""
+            shown = page.evaluate(output, last).replace("\u2007", " ")  # tqdm's figure spaces
+            assert "demo sweep:" in shown and "0/10" in shown
+            page.screenshot(path=str(SHOTS / "cuda_editor_progress_bar.png"))
+            page.wait_for_function(CELL_DONE, arg=last, timeout=60_000, polling=200)
+            assert page.evaluate(bars, last) == 0
+            assert page.evaluate(output, last).strip() == "swept 10"
+
             shot = "gpu-status"
             gpu_page = browser.new_page(viewport={"width": 1400, "height": 1000})
             gpu_page.route(re.compile(r".*/cudakit/engine.*"),
