@@ -30,7 +30,7 @@ def parse_smi(text: str) -> list[dict]:
     output (MiB) -> one dict per GPU with bytes.
 
     >>> parse_smi("NVIDIA H100 80GB HBM3, 1, 81559\\n")[0]["memory_total_bytes"]
-    85521104896
+    85520809984
     """
     gpus = []
     for row in text.strip().splitlines():
