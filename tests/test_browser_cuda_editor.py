@@ -210,6 +210,7 @@ def test_cuda_cells_are_highlighted_and_errors_marked_at_their_lines(
             assert "add_one:" in cuda_cell.locator(".jp-OutputArea-output").last.text_content()
             expect(cuda_cell.locator(".cm-lint-marker-error")).to_have_count(0)
             expect(cuda_cell.locator(".cm-lintRange-error")).to_have_count(0)
+            expect(cuda_cell.locator(".cm-gutter-lint")).to_have_count(0)  # no empty gutter
 
             # an out-of-bounds write: a new line 6 writes a[i + 4] of a 4-element array
             shot = "memcheck"

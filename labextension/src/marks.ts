@@ -15,13 +15,17 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { IOutputModel } from '@jupyterlab/rendermime';
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
-import { StateEffect, Text } from '@codemirror/state';
+import { Compartment, StateEffect, Text } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { Widget } from '@lumino/widgets';
 
 import { isCudaSource } from './cuda';
 
 export const DIAGNOSTICS_MIME = 'application/vnd.cudakit.diagnostics+json';
+
+// The lint gutter is added to an editor with its first mark and emptied with its last.
+const GUTTER = lintGutter();
+const gutterSlot = new Compartment();
 
 /** One problem as the kernel sends it; `line` counts the `%%cuda` line as line 1. */
 interface IProblem {
@@ -69,6 +73,7 @@ export class NotebookMarks {
   private targets = new Map<ICellModel, IOutputModel[]>();
   private marked = new Set<Cell>();
   private gutters = new WeakSet<EditorView>();
+  private watched = new WeakSet<ICellModel>();
   private pending = false;
 
   constructor(private panel: NotebookPanel) {
@@ -84,8 +89,6 @@ export class NotebookMarks {
     }
     this.schedule();
   }
-
-  private watched = new WeakSet<ICellModel>();
 
   private watchCells(): void {
     const cells = this.panel.content.model?.cells;
@@ -185,12 +188,14 @@ export class NotebookMarks {
     const diagnostics = problems
       .map(p => toDiagnostic(view.state.doc, p))
       .filter((d): d is Diagnostic => d !== null);
-    if (!this.gutters.has(view)) {
-      if (!diagnostics.length) {
-        return;
-      }
-      view.dispatch({ effects: StateEffect.appendConfig.of(lintGutter()) });
+    const gutter = diagnostics.length ? GUTTER : [];
+    if (this.gutters.has(view)) {
+      view.dispatch({ effects: gutterSlot.reconfigure(gutter) });
+    } else if (diagnostics.length) {
+      view.dispatch({ effects: StateEffect.appendConfig.of(gutterSlot.of(gutter)) });
       this.gutters.add(view);
+    } else {
+      return; // never marked: nothing to clear
     }
     view.dispatch(setDiagnostics(view.state, diagnostics));
     if (diagnostics.length) {
