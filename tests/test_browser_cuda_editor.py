@@ -194,6 +194,7 @@ def test_cuda_cells_are_highlighted_and_errors_marked_at_their_lines(
             run(page, ADD_ONE)
             expect(cuda_cell.locator(".cm-lint-marker-error")).to_have_count(1, timeout=20_000)
             assert marker_line(page, ADD_ONE, 5) == 5
+            expect(cuda_cell.locator(".cm-gutter-lint")).to_have_count(1)
             underline = cuda_cell.locator(".cm-lintRange-error").first
             assert line_of(page, ADD_ONE, underline) == 5
             error_text = cuda_cell.locator(".jp-OutputArea-output").last.text_content()
