@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml tools/setup-venv
+$(STAMP): pyproject.toml tools/setup-venv $(wildcard labextension/*.json labextension/src/* labextension/style/*)
 	PYTHON=$(PYTHON) tools/setup-venv $(VENV)
 	@touch $@
 

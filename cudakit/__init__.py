@@ -48,6 +48,7 @@ _LAZY = {
     "analyze": "analysis",
     "profile": "analysis",
     "sanitize": "sanitizer",
+    "progress": "progressbar",
 }
 _SUBMODULES = ("arch", "cuda", "occupancy", "emu", "analysis", "widgets", "grading")
 

@@ -259,6 +259,7 @@ def format_errors(log: str, filename: str, source: str, name: str) -> tuple[str,
                     + (len(text) - len(text.lstrip()))
                 )
                 out.append(f"       | {' ' * column}^")
+                diagnostics[-1]["column"] = column + 1
     errors = sum(1 for d in diagnostics if "error" in d["kind"])
     if not diagnostics:
         tail = "\n".join(line for line in log_lines if line.strip())[-2000:]

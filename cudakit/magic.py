@@ -18,9 +18,12 @@ import argparse
 import re
 import shlex
 
-from .errors import CudakitError
+from . import diagnostics
+from .errors import CompileError, CudakitError
 
 _NOTED_ENGINE = {"done": False}
+_RUNNING_CELL: dict[str, str | None] = {"id": None}  # the frontend's id of the running cell
+_KERNEL_CELLS: dict[str, str | None] = {}  # kernel name -> id of the %%cuda cell defining it
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -116,6 +119,11 @@ def _show_error(shell, etype, value, tb, tb_offset=None) -> list[str]:
             shell._showtraceback(etype, value, stb)
             return stb
         value = clear
+    kernel = diagnostics.kernel_of(value)
+    if kernel in _KERNEL_CELLS:  # lines of a %%cuda cell: JupyterLab marks them there
+        diagnostics.publish(
+            value, diagnostics.runtime_problems(value), kernel, _KERNEL_CELLS[kernel]
+        )
     stb = [f"{type(value).__name__}: {value}"]
     shell._showtraceback(type(value), value, stb)
     return stb
@@ -127,7 +135,16 @@ def register(ipython) -> None:
 
     @register_cell_magic("cuda")
     def cuda(line, cell):
-        cuda_cell(line, cell, ipython.user_ns)
+        try:
+            kernels = cuda_cell(line, cell, ipython.user_ns)
+        except CompileError as exc:
+            diagnostics.publish(exc, diagnostics.compile_problems(exc))
+            raise
+        for name in kernels:
+            _KERNEL_CELLS[name] = _RUNNING_CELL["id"]
+
+    def note_cell(info):
+        _RUNNING_CELL["id"] = getattr(info, "cell_id", None)
 
     @register_line_magic("cuda_device")
     def cuda_device(line):
@@ -143,4 +160,5 @@ def register(ipython) -> None:
     except ImportError:
         pass
     ipython.set_custom_exc(handled, _show_error)
+    ipython.events.register("pre_run_cell", note_cell)
     del cuda, cuda_device

@@ -8,78 +8,19 @@ the plot change. A screenshot goes to test-output/ and the test's tmp dir.
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "labs" / "01_occupancy.ipynb"
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 
-def _chromium() -> str:
-    if not Path(CHROMIUM).exists():
-        subprocess.run([str(ROOT / "tools" / "install-system-deps")], check=False)
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing and could not be installed (apt-get install chromium)")
-    return CHROMIUM
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def jupyterlab(tmp_path):
+def jupyterlab(lab_server):
     """(url, token) of a JupyterLab serving a copy of the lab; stopped afterwards."""
-    root = tmp_path / "labs"
-    root.mkdir()
-    shutil.copy(LAB, root / LAB.name)
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-               JUPYTER_DATA_DIR=str(tmp_path / "data"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), PYTHONUNBUFFERED="1")
-    log = open(tmp_path / "jupyterlab.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True",
-         f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}"],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n" +
-                                (tmp_path / "jupyterlab.log").read_text()[-3000:])
-                time.sleep(0.5)
-        yield url, token
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+    return lab_server(LAB)
 
 
 ALL_CELLS_DONE = """() => {
@@ -110,13 +51,14 @@ ERRORS = """() => {
 }"""
 
 
-def test_lab_runs_and_the_block_size_slider_updates_occupancy_and_plot(jupyterlab, tmp_path):
+def test_lab_runs_and_the_block_size_slider_updates_occupancy_and_plot(
+    jupyterlab, chromium, tmp_path
+):
     sync_api = pytest.importorskip("playwright.sync_api")
-    executable = _chromium()
     url, token = jupyterlab
     shots = [tmp_path / "occupancy.png", ROOT / "test-output" / "browser_occupancy.png"]
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=FLAGS, headless=True)
+        browser = p.chromium.launch(**chromium)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         try:
             page.goto(f"{url}/lab/tree/{LAB.name}?token={token}", timeout=60_000)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -53,6 +54,14 @@ def test_make_lab_serves_jupyterlab(tmp_path):
         ) as reply:
             listing = {item["name"] for item in json.load(reply)["content"]}
         assert "sanitize.cfg" in listing, "JupyterLab must serve the labs/ folder"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}") as reply:
+            page = reply.read().decode()
+        config = re.search(r'id="jupyter-config-data"[^>]*>\s*(\{.*?\})\s*</script>', page, re.S)
+        loaded = {e["name"] for e in json.loads(config.group(1))["federated_extensions"]}
+        assert "cudakit-jupyterlab" in loaded, "make lab must serve cudakit's extension"
+        listed = subprocess.run([str(ROOT / ".venv" / "bin" / "jupyter"), "labextension", "list"],
+                                capture_output=True, text=True, check=True)
+        assert re.search(r"cudakit-jupyterlab v\S+ \S*enabled", listed.stdout + listed.stderr)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
