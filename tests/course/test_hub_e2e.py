@@ -397,6 +397,7 @@ def _nbgrader(machine, *args: str) -> str:
     course = users.home("instructor") / COURSE
     log = _as_user(users, "instructor", [machine["python"], "-m", "nbgrader", *args],
                    machine["env"], cwd=course).stderr
+    (SHOTS / f"nbgrader-{args[0]}.log").write_text(log)
     _mark(f"instructor: nbgrader {' '.join(args)}")
     return log
 
