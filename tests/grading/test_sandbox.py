@@ -56,7 +56,9 @@ def _run(box: Sandbox, code: str) -> tuple[int, str]:
 @needs_bwrap
 def test_inside_sees_no_course_files_writes_only_its_folders_and_has_no_network(tmp_path):
     server = socket.create_server(("127.0.0.1", 0))
-    places = {"repo": str(ROOT), "solutions": str(ROOT / "solutions"),
+    # the repository's own files (a venv inside it, as `make` builds, is shown alone)
+    places = {"readme": str(ROOT / "README.md"), "package": str(ROOT / "cudakit"),
+              "git": str(ROOT / ".git"), "solutions": str(ROOT / "solutions"),
               "tests": str(ROOT / "tests"), "submissions": str(tmp_path)}
     try:
         code, out = _run(Sandbox(Limits(), hidden=[tmp_path]),
