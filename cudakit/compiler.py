@@ -172,8 +172,8 @@ def cache_dir() -> Path:
     return path
 
 
-def _cache_key(source: str, options: tuple[str, ...], arch: str, ptx: bool) -> str:
-    payload = json.dumps([source, options, arch, ptx, nvcc_version(), _ALWAYS])
+def _cache_key(source: str, options: tuple[str, ...], arch: str) -> str:
+    payload = json.dumps([source, options, arch, "ptx-kept", nvcc_version(), _ALWAYS])
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
@@ -294,7 +294,8 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
     name: str | None = None,
     ptx: bool = False,
 ) -> CompiledModule:
-    """Compile CUDA C++ ``source`` with nvcc to a cubin for ``arch``.
+    """Compile CUDA C++ ``source`` with nvcc to a cubin for ``arch``; the PTX that ptxas
+    assembled comes along as ``.ptx`` (``ptx`` is kept for compatibility: it is always there).
 
     ``options`` are extra nvcc flags (``("-O3", "-DN=256", "-maxrregcount=32")``).
     Raises :class:`CompileError` with the user's line numbers when nvcc rejects it.
@@ -304,7 +305,7 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
     options = tuple(str(o) for o in options)
     arch = check_arch(normalize_arch(arch) if arch is not None else default_arch())
     name = name or "kernel"
-    key = _cache_key(source, options, arch, ptx)
+    key = _cache_key(source, options, arch)
     cached = _load_cached(key)
     if cached is not None:
         return _module(source, name, arch, options, cached, cache_hit=True)
@@ -320,6 +321,7 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
             f"-arch={arch}",
             *_ALWAYS,
             *options,
+            "-keep",  # the PTX handed to ptxas, also what the emulator runs
             "-o",
             str(cubin_path),
             filename,
@@ -329,25 +331,8 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
         if result.returncode != 0 or not cubin_path.exists():
             message, diagnostics = format_errors(log, filename, source, name)
             raise CompileError(message, log=log, diagnostics=diagnostics)
-        ptx_text = None
-        if ptx:
-            ptx_path = path.with_suffix(".ptx")
-            subprocess.run(
-                [
-                    nvcc_path(),
-                    "-ptx",
-                    f"-arch={arch}",
-                    "-lineinfo",
-                    *options,
-                    "-o",
-                    str(ptx_path),
-                    filename,
-                ],
-                cwd=tmp,
-                capture_output=True,
-                check=True,
-            )
-            ptx_text = ptx_path.read_text()
+        ptx_path = path.with_suffix(".ptx")
+        ptx_text = ptx_path.read_text() if ptx_path.exists() else None
         data = {
             "cubin": cubin_path.read_bytes(),
             "ptx": ptx_text,

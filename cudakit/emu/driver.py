@@ -22,9 +22,13 @@ import time
 import numpy as np
 
 from ..errors import LaunchError, UnsupportedError
+import os
+
 from .launch import DEVICE, launch
 from .memory import HEAP
 from .module import Module
+from .ptx import launch as ptx_launch
+from .ptx.program import Program
 
 
 class DeviceAllocation:
@@ -286,9 +290,10 @@ class Memcpy2D:
 class Function:
     """A kernel of a SourceModule; call it like a PyCUDA function."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, run=None):
         self.kernel = kernel
         self.name = kernel.name
+        self._launch = run or launch
 
     def __call__(self, *args, grid=(1, 1), block=None, shared=0, stream=None,
                  time_kernel=False, texrefs=(), racecheck=True, timeout=None, trace=None,
@@ -302,7 +307,8 @@ class Function:
         real = [a.before() if isinstance(a, ArgumentHandler) else a for a in args]
         start = time.perf_counter()
         try:
-            launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace, counter)
+            self._launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace,
+                         counter)
         finally:
             for h in handlers:
                 if h.dev is not None:
@@ -335,8 +341,12 @@ class SourceModule:
     def __init__(self, source: str, nvcc="nvcc", options=None, keep=False,
                  no_extern_c=False, arch=None, code=None, cache_dir=None, include_dirs=()):
         opts = list(options or ()) + [f"-I{d}" for d in include_dirs]
-        self.module = Module(source, opts)
         self._functions: dict[str, Function] = {}
+        self.engine = os.environ.get("CUDAKIT_EMU_ENGINE", "cpp")
+        if self.engine == "ptx":
+            self.program = Program(source, opts)
+            return
+        self.module = Module(source, opts)
         # C++ errors show here, as nvcc's would; unsupported constructs when the kernel is used
         for name in self.module.kernel_names():
             if not self.module.functions[name].tparams:
@@ -347,11 +357,22 @@ class SourceModule:
         """The kernel ``name`` (also ``"name<256>"`` for a template, or a mangled name)."""
         f = self._functions.get(name)
         if f is None:
-            f = self._functions[name] = Function(self.module.kernel(name))
+            if self.engine == "ptx":
+                kernel = ptx_launch.Kernel(self.program, self.program.entry(name).name)
+                f = self._functions[name] = Function(kernel, ptx_launch.launch)
+            else:
+                f = self._functions[name] = Function(self.module.kernel(name))
         return f
 
     def get_global(self, name: str) -> tuple[int, int]:
         """``(device address, size in bytes)`` of a ``__device__``/``__constant__`` symbol."""
+        if self.engine == "ptx":
+            if name not in self.program.symbols:
+                known = ", ".join(n for n in self.program.symbols if not n.startswith(
+                    ("_Z", "$", "__unnamed"))) or "none"
+                raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: "
+                                  f"{known})")
+            return self.program.symbols[name]
         if name not in self.module.symbols:
             known = ", ".join(self.module.symbols) or "none"
             raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: {known})")

@@ -1,0 +1,172 @@
+"""Launching a kernel on the PTX engine: check the configuration and arguments, pack the
+parameter buffer, run the blocks in batches.
+
+Blocks run in batches of up to ``LANES`` threads, in block order; one batch runs the
+kernel once, vectorised over all its lanes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ... import arch
+from ...errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
+from .execute import Frame, run
+from .state import ALL, Batch
+
+LANES = 1 << 16
+SHARED_PER_BATCH = 8 << 20
+DEVICE = arch.get("sm_90")
+DEFAULT_TIMEOUT = 10.0
+
+
+def default_timeout() -> float:
+    """Seconds of emulation before ``KernelTimeout`` (env ``CUDAKIT_EMU_TIMEOUT``)."""
+    return float(os.environ.get("CUDAKIT_EMU_TIMEOUT", DEFAULT_TIMEOUT))
+
+
+def dims3(value, what: str, limits) -> tuple[int, int, int]:
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    try:
+        vals = [int(v) for v in value]
+    except TypeError:
+        raise LaunchError(f"{what} must be a tuple of 1 to 3 integers, got {value!r}") from None
+    if not 1 <= len(vals) <= 3:
+        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {value!r}")
+    vals += [1] * (3 - len(vals))
+    for v, lim, axis in zip(vals, limits, "xyz", strict=False):
+        if v < 1 or v > lim:
+            raise LaunchError(f"{what}.{axis} = {v} is outside 1..{lim}")
+    return tuple(vals)
+
+
+class Kernel:
+    """One ``.entry`` of a program, ready to launch."""
+
+    def __init__(self, program, mangled: str):
+        from .program import _short
+
+        self.program = program
+        self.mangled = mangled
+        self.name = _short(mangled)
+        self.dec = program.decoded(mangled)
+        self.params = program.params(mangled)
+        self.ptx_params = self.dec.fn.params
+        self.shared_static, self.shared_symbols = program.layout(self.dec)
+        self.frame_bytes = self.dec.depot
+
+
+def pack_args(kernel: Kernel, args) -> dict[str, np.ndarray]:
+    """The parameter buffers of a launch, checked against the C parameter list."""
+    ptx = kernel.ptx_params
+    cparams = kernel.params if len(kernel.params) == len(ptx) else [None] * len(ptx)
+    if len(args) != len(ptx):
+        names = ", ".join(str(p) for p in kernel.params)
+        raise ArgumentError(f"kernel '{kernel.name}' takes {len(ptx)} arguments ({names}), "
+                            f"got {len(args)}")
+    out = {}
+    for i, (var, cp, a) in enumerate(zip(ptx, cparams, args, strict=True)):
+        where = f"argument #{i} ('{cp}') of kernel '{kernel.name}'" if cp else \
+            f"argument #{i} of kernel '{kernel.name}'"
+        size = var.size
+        if cp is not None and cp.ctype.is_pointer:
+            addr = _address(a)
+            if addr is None:
+                raise ArgumentError(f"{where} must be a device pointer (mem_alloc, "
+                                    f"cuda.In/Out, a GPUArray), got {type(a).__name__}")
+            raw = np.uint64(addr).tobytes()
+        elif cp is not None and cp.ctype.dtype is not None and not cp.ctype.dtype.names:
+            t = cp.ctype.dtype
+            if not isinstance(a, np.generic) or isinstance(a, np.void):
+                raise ArgumentError(
+                    f"{where} got a plain Python {type(a).__name__}; as with PyCUDA, pass a "
+                    f"NumPy scalar of the exact type, e.g. np.{t.name}({a!r})")
+            if a.dtype.itemsize != t.itemsize or (a.dtype.kind == "f") != (t.kind == "f"):
+                raise ArgumentError(f"{where} got np.{a.dtype.name}; pass np.{t.name} "
+                                    f"(the GPU would reinterpret the bytes)")
+            raw = np.asarray(a).tobytes()
+        else:
+            if isinstance(a, (np.generic, np.ndarray)):
+                raw = np.asarray(a).tobytes()
+            else:
+                addr = _address(a)
+                if addr is None:
+                    raise ArgumentError(f"{where}: pass a NumPy value of {size} bytes")
+                raw = np.uint64(addr).tobytes()
+            if len(raw) != size:
+                raise ArgumentError(f"{where} must be {size} bytes (a NumPy record or array "
+                                    f"built with the struct's dtype), got {len(raw)}")
+        buf = np.zeros((1, max(size, 8)), np.uint8)
+        buf[0, : len(raw)] = np.frombuffer(raw, np.uint8)
+        out[var.name] = buf
+    return out
+
+
+def _address(a):
+    from ..memory import HEAP_BASE
+
+    if hasattr(a, "gpudata"):
+        return int(a.gpudata)
+    if type(a).__name__ == "DeviceAllocation":
+        return int(a)
+    if isinstance(a, (np.uint64, np.intp, int)) and not isinstance(a, bool):
+        return int(a)
+    if hasattr(a, "__index__") and not isinstance(a, (np.generic, bool)):
+        v = int(a)
+        return v if v >= HEAP_BASE else None
+    return None
+
+
+def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
+           timeout: float | None = None, trace=None, counter=None) -> None:
+    """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes."""
+    block = dims3(block, "block", DEVICE.max_block_dim)
+    grid = dims3(grid, "grid", DEVICE.max_grid_dim)
+    tpb = block[0] * block[1] * block[2]
+    if tpb > DEVICE.max_threads_per_block:
+        raise LaunchError(f"block {block} has {tpb} threads; the limit is "
+                          f"{DEVICE.max_threads_per_block} per block")
+    shared = int(shared or 0)
+    if shared < 0:
+        raise LaunchError(f"shared={shared}: the dynamic shared memory size cannot be negative")
+    static = kernel.shared_static
+    if static > DEVICE.shared_memory_per_block:
+        raise LaunchError(f"kernel '{kernel.name}' declares {static} bytes of "
+                          f"__shared__ arrays; the limit is {DEVICE.shared_memory_per_block}")
+    dyn_offset = -(-static // 16) * 16
+    total = dyn_offset + shared if shared else static
+    if total > DEVICE.shared_memory_per_block_optin:
+        raise LaunchError(f"kernel '{kernel.name}' needs {total} bytes of shared memory per "
+                          f"block; an H100 allows at most {DEVICE.shared_memory_per_block_optin}"
+                          f" (above 48 KB only as dynamic shared memory)")
+    params = pack_args(kernel, args)
+    nblocks = grid[0] * grid[1] * grid[2]
+    pad = -(-tpb // 32) * 32
+    per_batch = max(1, min(nblocks, LANES // pad, SHARED_PER_BATCH // max(total, 1)))
+    limit = default_timeout() if timeout is None else float(timeout)
+    deadline = time.perf_counter() + limit
+    program = kernel.program
+    with np.errstate(all="ignore"):
+        for first in range(0, nblocks, per_batch):
+            count = min(per_batch, nblocks - first)
+            b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
+                      counter, program.sites, kernel.shared_symbols, dyn_offset)
+            fr = Frame(b, kernel.dec, program, kernel.name)
+            fr.params.update(params)
+            lanes = ALL if b.dense else np.flatnonzero(b.valid)
+            try:
+                run(fr, lanes, entry=True)
+            except CudakitError:
+                raise
+            except RecursionError as exc:
+                raise UnsupportedError(f"kernel '{kernel.name}' nests too deeply to emulate "
+                                       f"(near line {b.line})") from exc
+            except Exception as exc:  # a gap in the emulator, not the user's fault
+                raise UnsupportedError(
+                    f"the emulator failed on line {b.line} of kernel '{kernel.name}' "
+                    f"({type(exc).__name__}: {exc}). Please report it; it runs on a GPU."
+                ) from exc

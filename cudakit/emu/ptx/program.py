@@ -1,0 +1,327 @@
+"""A compiled module for the emulator: nvcc's PTX, its variables placed in emulated memory,
+its functions decoded on first use, and the kernels' names as the user writes them.
+
+>>> p = Program('__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }')
+>>> p.entry("twice").name
+'_Z5twicePf'
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import numpy as np
+
+from ... import compiler
+from ...errors import CompileError, KernelFaultError, LaunchError, UnsupportedError
+from ...signature import demangle, params_from_mangled, parse_kernels, split_demangled
+from ..memory import HEAP, HEAP_BASE, LOCAL_BASE
+from .decode import Decoded, decode_function
+from .execute import MAX_DEPTH, Frame, run
+from .parse import parse_ptx
+from .state import Site, SharedSymbol
+
+ARCH = "sm_90"  # the emulated device is an H100
+DYNAMIC_PARALLELISM = ("cudaLaunchDevice", "cudaGetParameterBuffer", "cudaLaunchDeviceV2",
+                       "cudaGetParameterBufferV2", "cudaDeviceSynchronize", "cudaStreamCreate",
+                       "cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
+
+
+class Program:
+    """``source`` compiled by nvcc for sm_90 and parsed; kernels decoded when first used."""
+
+    def __init__(self, source: str, options=(), name: str = "kernel"):
+        self.source = source
+        self.options = tuple(options)
+        self.name = name
+        self.lines = source.splitlines()
+        self.instances: list[str] = []
+        self._compile()
+        self.sites: list[Site] = []
+        self._site_of: dict[int, Site] = {}
+        self._decoded: dict[str, Decoded] = {}
+        self.symbols: dict[str, tuple[int, int]] = {}
+        self._addresses: dict[str, int] = {}
+        self._shared: dict[str, int] = {}
+        self._fn_offsets: dict[str, dict[str, int]] = {}
+        self.shared_static = 0
+        self._place_variables()
+        self._source_params = parse_kernels(source)
+
+    def _compile(self) -> None:
+        """nvcc -> PTX -> parsed module, with the template instances asked for so far."""
+        text = self.source + "".join(
+            f"\nstatic void* __cudakit_instance_{k} = (void*)&{inst};"
+            for k, inst in enumerate(self.instances))
+        compiled = compiler.compile(text, self.options, arch=ARCH, name=self.name, ptx=True)
+        self.compiled = compiled
+        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name) + ".cu"
+        self.module = parse_ptx(compiled.ptx or "", filename)
+        self.kernels = {n: f for n, f in self.module.functions.items() if f.entry}
+        self._decoded = {}
+
+    def instantiate(self, name: str) -> None:
+        """Have nvcc instantiate the kernel template ``name`` (``"scale<float, 4>"``)."""
+        self.instances.append(name)
+        try:
+            self._compile()
+        except CompileError as exc:
+            self.instances.pop()
+            self._compile()
+            raise LaunchError(f"cannot instantiate the kernel template '{name}': "
+                              f"{exc}") from None
+        self._place_variables()
+
+    # -- variables ---------------------------------------------------------------------
+    def _place_variables(self) -> None:
+        offset = getattr(self, "module_shared", 0)
+        for name, var in self.module.variables.items():
+            if name in self._addresses:
+                continue
+            if var.space in ("global", "const"):
+                size = max(var.size, 1)
+                addr = HEAP.alloc(size, label=f"{'constant' if var.space == 'const' else 'global'}"
+                                  f" symbol '{_short(name)}'", space="constant"
+                                  if var.space == "const" else "global")
+                if var.init:
+                    data = np.array(var.init, dtype=np.uint64).astype(
+                        np.dtype(f"u{var.elem_size}")).tobytes()[:size]
+                    HEAP.write(addr, data)
+                self._addresses[name] = addr
+                self.symbols[name] = (addr, var.size)
+                self.symbols.setdefault(_short(name), (addr, var.size))
+            elif var.space == "shared" and not var.extern and var.count and \
+                    name not in self._shared:
+                align = max(var.align, var.elem_size)
+                offset = -(-offset // align) * align
+                self._shared[name] = offset
+                offset += var.size
+        self.module_shared = offset
+
+    def module_symbol(self, name: str):
+        if name in self._addresses:
+            a = np.uint64(self._addresses[name])
+            return (lambda fr: a), "global" if self.module.variables[name].space == "global" \
+                else "const"
+        var = self.module.variables.get(name)
+        if var is not None and var.space == "shared":
+            return self.shared_symbol(name)
+        if name in self.module.functions:
+            raise UnsupportedError("function pointers")
+        raise UnsupportedError(f"the PTX symbol '{name}'")
+
+    def shared_symbol(self, name: str, fn=None):
+        """``(frame) -> shared-window offset`` of a shared variable."""
+        offsets = self._shared if fn is None else {**self._shared, **self._fn_shared(fn)}
+        if name in offsets:
+            off = np.uint64(offsets[name])
+            return (lambda fr: off), "shared"
+        return (lambda fr: np.uint64(fr.b.dyn_offset)), "shared"
+
+    def _fn_shared(self, fn) -> dict[str, int]:
+        """Offsets of the shared variables declared in ``fn``'s body (after the module's)."""
+        cached = self._fn_offsets.get(fn.name)
+        if cached is None:
+            cached, offset = {}, self.module_shared
+            for name, var in fn.vars.items():
+                if var.space == "shared" and not var.extern and var.count:
+                    align = max(var.align, var.elem_size)
+                    offset = -(-offset // align) * align
+                    cached[name] = offset
+                    offset += var.size
+            self._fn_offsets[fn.name] = cached
+        return cached
+
+    def layout(self, dec: Decoded) -> tuple[int, list[SharedSymbol]]:
+        """Static shared bytes of a kernel and its shared arrays (extern ones sized -1)."""
+        own = self._fn_shared(dec.fn)
+        syms = [SharedSymbol(_short(n), o, self.module.variables[n].size)
+                for n, o in self._shared.items()]
+        syms += [SharedSymbol(_short(n), o, dec.fn.vars[n].size) for n, o in own.items()]
+        extern = [n for n, v in list(dec.fn.vars.items()) + list(self.module.variables.items())
+                  if v.space == "shared" and (v.extern or v.count == 0)]
+        syms += [SharedSymbol(_short(n), 0, -1) for n in extern]
+        static = max([self.module_shared] + [s.offset + s.size for s in syms if s.size >= 0])
+        return static, syms
+
+    # -- local memory --------------------------------------------------------------------
+    def depot_size(self, fn) -> int:
+        return sum(-(-v.size // 16) * 16 for v in fn.vars.values() if v.space == "local")
+
+    def local_offset(self, fn, name: str) -> int:
+        off = 0
+        for n, v in fn.vars.items():
+            if v.space != "local":
+                continue
+            if n == name:
+                return off
+            off += -(-v.size // 16) * 16
+        raise UnsupportedError(f"the local variable '{name}'")
+
+    # -- sites -----------------------------------------------------------------------------
+    def site(self, ins) -> Site:
+        s = self._site_of.get(id(ins))
+        if s is None:
+            text = self.lines[ins.line - 1].strip() if 0 < ins.line <= len(self.lines) else ""
+            s = Site(len(self.sites), ins.line, max(ins.column, 1), text)
+            self.sites.append(s)
+            self._site_of[id(ins)] = s
+        return s
+
+    # -- functions -------------------------------------------------------------------------
+    def decoded(self, name: str) -> Decoded:
+        d = self._decoded.get(name)
+        if d is None:
+            fn = self.module.functions.get(name)
+            if fn is None or fn.extern:
+                raise UnsupportedError(f"a call of the external function '{name}'")
+            d = self._decoded[name] = decode_function(fn, self)
+        return d
+
+    def entry(self, name: str):
+        """The ``.entry`` for a kernel named as in C++ (``add``, ``red<128>``) or mangled."""
+        if name in self.kernels:
+            return self.kernels[name]
+        wanted = name.replace(" ", "")
+        plain = [m for m in self.kernels
+                 if _short(m).split("<")[0] in (wanted, wanted.rsplit("::", 1)[-1])
+                 or _short(m).split("<")[0].rsplit("::", 1)[-1] == wanted]
+        exact = [m for m in self.kernels if _short(m).replace(" ", "") == wanted]
+        if exact:
+            return self.kernels[exact[0]]
+        if "<" not in wanted and len(plain) == 1:
+            return self.kernels[plain[0]]
+        if "<" in wanted and wanted not in self.instances and any(
+                f"{wanted.split('<')[0]}" in line for line in self.lines):
+            self.instantiate(name)
+            return self.entry(name)
+        known = ", ".join(sorted({_short(m) for m in self.kernels})) or "none"
+        if "<" not in wanted and len(plain) > 1:
+            raise LaunchError(f"kernel '{name}' has several instantiations ({known}); name one "
+                              f"with its template arguments, e.g. get_function('{_short(plain[0])}')")
+        raise LaunchError(f"no kernel named '{name}' in this module (kernels: {known})")
+
+    def params(self, mangled: str):
+        """C parameter list of an entry (types from the mangled name, names from the source)."""
+        short, _ = split_demangled(demangle(mangled))
+        plain = short.split("<", 1)[0]
+        return params_from_mangled(mangled, self._source_params.get(plain)
+                                   or self._source_params.get(mangled))
+
+    # -- calls -----------------------------------------------------------------------------
+    def call_op(self, scope, ins, rets, name, args):
+        if name == "vprintf":
+            return self._printf(ins, args)
+        if name == "__assertfail":
+            return self._assertfail(ins, args)
+        if name.startswith(DYNAMIC_PARALLELISM):
+            raise UnsupportedError("dynamic parallelism (launching kernels from the device) is "
+                                   "not supported by the emulator")
+        if name in ("malloc", "free"):
+            raise UnsupportedError("device-side malloc/free")
+        program = self
+
+        def call(fr, L):
+            if fr.depth >= MAX_DEPTH:
+                raise UnsupportedError(
+                    f"recursion deeper than {MAX_DEPTH} calls in '{_short(name)}' at line "
+                    f"{ins.line}; the emulator (like a GPU's small stack) cannot go that deep.")
+            callee = program.decoded(name)
+            sp = fr.b.local_sp
+            cf = Frame(fr.b, callee, program, fr.kernel_name, fr.depth + 1)
+            for p, a in zip(callee.fn.params, args, strict=False):
+                cf.params[p.name] = fr.param_buffer(a).copy()
+            try:
+                run(cf, L, entry=False)
+            finally:
+                fr.b.local_sp = sp
+            for r, p in zip(rets, callee.fn.returns, strict=False):
+                fr.params[r] = cf.param_buffer(p.name)
+        return call
+
+    def _string(self, address: int) -> str:
+        start = address - HEAP_BASE
+        raw = HEAP.arena[start: start + 4096]
+        end = int(np.argmax(raw == 0)) if (raw == 0).any() else raw.size
+        return bytes(raw[:end]).decode("utf-8", "replace")
+
+    def _printf(self, ins, args):
+        def printf(fr, L):
+            b = fr.b
+            lanes = b.index(L)
+            fmt_buf = fr.param_buffer(args[0])
+            arg_buf = fr.param_buffer(args[1]) if len(args) > 1 else None
+            out = sys.stdout
+            cache: dict[int, tuple] = {}
+            for lane in lanes:
+                faddr = int(fmt_buf[lane, :8].view(np.uint64)[0])
+                spec = cache.get(faddr)
+                if spec is None:
+                    spec = cache[faddr] = _printf_layout(self._string(faddr))
+                template, convs = spec
+                base = int(arg_buf[lane, :8].view(np.uint64)[0]) - LOCAL_BASE if convs else 0
+                vals = []
+                for off, dt, kind in convs:
+                    raw = b.local[lane, base + off: base + off + np.dtype(dt).itemsize]
+                    v = raw.view(dt)[0]
+                    if kind == "s":
+                        vals.append(self._string(int(v)))
+                    elif kind == "c":
+                        vals.append(chr(int(v) & 0xFF))
+                    else:
+                        vals.append(v.item())
+                out.write(template % tuple(vals))
+        return printf
+
+    def _assertfail(self, ins, args):
+        def fail(fr, L):
+            b = fr.b
+            lane = int(b.index(L)[0])
+            msg = self._string(int(fr.param_buffer(args[0])[lane, :8].view(np.uint64)[0]))
+            raise KernelFaultError(f"assert failed at line {ins.line} in {b.who(lane)}: "
+                                   f"assert({msg}) in kernel '{fr.kernel_name}'")
+        return fail
+
+
+_SPEC = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(hh|h|ll|l|z|j|t)?([diouxXeEfFgGcsp%])")
+
+
+def _printf_layout(fmt: str):
+    """A Python %-template and ``(offset, dtype, kind)`` of each argument in vprintf's buffer."""
+    pieces, convs, pos, off = [], [], 0, 0
+    for m in _SPEC.finditer(fmt):
+        flags, length, conv = m.group(1), m.group(2), m.group(3)
+        pieces.append(fmt[pos:m.start()].replace("%", "%%"))
+        pos = m.end()
+        if conv == "%":
+            pieces.append("%%")
+            continue
+        if conv in "eEfFgG":
+            dt, py = np.float64, conv
+        elif conv in "sp":
+            dt, py = np.uint64, "s" if conv == "s" else "#x"
+        elif length in ("l", "ll", "z", "j", "t"):
+            dt, py = (np.int64 if conv in "di" else np.uint64), conv.replace("u", "d").replace(
+                "i", "d")
+        else:
+            dt, py = (np.int32 if conv in "dic" else np.uint32), conv.replace("u", "d").replace(
+                "i", "d")
+        size = np.dtype(dt).itemsize
+        off = -(-off // size) * size
+        convs.append((off, dt, conv))
+        off += size
+        pieces.append("%" + flags + (py if py != "#x" else "x") if py != "#x" else
+                      "0x%" + flags + "x")
+    pieces.append(fmt[pos:].replace("%", "%%"))
+    return "".join(pieces), convs
+
+
+def _short(mangled: str) -> str:
+    """``_Z3addPKfS0_Pfi`` -> ``add``; ``_ZZ3redILi128EEvPKfPfiE1s`` -> ``s``."""
+    text = demangle(mangled)
+    if text == mangled:
+        return mangled
+    if ")::" in text:  # a function's static (shared) variable
+        return text.rsplit("::", 1)[-1]
+    return split_demangled(text)[0]
