@@ -163,6 +163,10 @@ def decode(ins: Instr, scope: Scope, program):
     o = ins.operands
     t = types[-1] if types else "b32"
     handler = HANDLERS.get(base)
+    if base in ("bar", "barrier") and mods[:1] == ["warp"]:
+        handler = h_syncwarp
+    elif base == "barrier" and "cluster" in mods:
+        handler = h_noop
     if handler is None:
         raise UnsupportedError(_unsupported_name(base, ins.opcode))
     return handler(ins, scope, program, base, mods, types, t, o)
@@ -565,7 +569,7 @@ def _ld_param(scope, program, sym_space, addr, dsts, t, dt):
     size = dt.itemsize
 
     def ldp(fr, L):
-        buf = fr.params[name]
+        buf = fr.param_buffer(name)
         for k, w in enumerate(ws):
             raw = buf[:, off + k * size: off + (k + 1) * size]
             v = np.ascontiguousarray(raw).view(dt)[:, 0]

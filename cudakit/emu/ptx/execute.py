@@ -40,7 +40,7 @@ class Frame:
 
     def param_buffer(self, name: str) -> np.ndarray:
         buf = self.params.get(name)
-        if buf is None or buf.shape[0] == 1:
+        if buf is None:
             var = self.dec.fn.vars.get(name) or next(
                 (p for p in self.dec.fn.returns + self.dec.fn.params if p.name == name), None)
             size = var.size if var is not None else 8

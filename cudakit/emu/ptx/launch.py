@@ -109,6 +109,8 @@ def pack_args(kernel: Kernel, args) -> dict[str, np.ndarray]:
 def _address(a):
     from ..memory import HEAP_BASE
 
+    if isinstance(a, np.ndarray):
+        return None
     if hasattr(a, "gpudata"):
         return int(a.gpudata)
     if type(a).__name__ == "DeviceAllocation":

@@ -231,19 +231,6 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
     pending_labels: list[str] = []
     for raw in body.split(";"):
         stmt = raw.strip()
-        # labels and braces precede statements
-        while True:
-            stmt = stmt.lstrip("{} \t\n")
-            lm = re.match(r"^([$\w]+):", stmt)
-            if not lm:
-                break
-            pending_labels.append(lm.group(1))
-            stmt = stmt[lm.end():]
-        stmt = stmt.strip()
-        while stmt.endswith(("{", "}")) and stmt.count("{") != stmt.count("}"):
-            stmt = stmt[:-1].rstrip()
-        if not stmt:
-            continue
         for loc in _LOC.finditer(stmt):  # several .loc may share a chunk
             f, ln, c = int(loc.group(1)), int(loc.group(2)), int(loc.group(3))
             if f in user:
@@ -258,6 +245,19 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
             line, col = here
             if not fn.first_line:
                 fn.first_line = line
+        stmt = _LOC.sub("", stmt)
+        while True:  # labels and braces precede statements
+            stmt = stmt.lstrip("{} \t\n")
+            lm = re.match(r"^([$\w]+):", stmt)
+            if not lm:
+                break
+            pending_labels.append(lm.group(1))
+            stmt = stmt[lm.end():]
+        stmt = stmt.strip()
+        while stmt.endswith(("{", "}")) and stmt.count("{") != stmt.count("}"):
+            stmt = stmt[:-1].rstrip()
+        if not stmt:
+            continue
         stmt = _LOC.sub("", stmt).strip()
         if not stmt or stmt.startswith((".pragma", ".maxnreg", ".maxntid", ".reqntid",
                                         ".minnctapersm", ".noreturn")):

@@ -107,6 +107,8 @@ class Program:
         var = self.module.variables.get(name)
         if var is not None and var.space == "shared":
             return self.shared_symbol(name)
+        if name == "WARP_SZ":
+            return (lambda fr: np.uint64(32)), "const"
         if name in self.module.functions:
             raise UnsupportedError("function pointers")
         raise UnsupportedError(f"the PTX symbol '{name}'")
@@ -183,23 +185,24 @@ class Program:
         """The ``.entry`` for a kernel named as in C++ (``add``, ``red<128>``) or mangled."""
         if name in self.kernels:
             return self.kernels[name]
-        wanted = name.replace(" ", "")
-        plain = [m for m in self.kernels
-                 if _short(m).split("<")[0] in (wanted, wanted.rsplit("::", 1)[-1])
-                 or _short(m).split("<")[0].rsplit("::", 1)[-1] == wanted]
-        exact = [m for m in self.kernels if _short(m).replace(" ", "") == wanted]
+        if name.startswith("_Z"):
+            name = split_demangled(demangle(name))[0]
+        wanted = _norm(name)
+        exact = [m for m in self.kernels if _norm(_short(m)) == wanted]
         if exact:
             return self.kernels[exact[0]]
-        if "<" not in wanted and len(plain) == 1:
+        plain = [m for m in self.kernels if _plain(_short(m)) == _plain(wanted)]
+        if "<" not in wanted and len(plain) == 1 and "<" not in _short(plain[0]):
             return self.kernels[plain[0]]
-        if "<" in wanted and wanted not in self.instances and any(
-                f"{wanted.split('<')[0]}" in line for line in self.lines):
+        known = ", ".join(sorted({_plain(_short(m)) for m in self.kernels}
+                                 | set(self._source_params))) or "none"
+        if "<" in wanted and name not in self.instances and \
+                _plain(wanted) in self._source_params:
             self.instantiate(name)
             return self.entry(name)
-        known = ", ".join(sorted({_short(m) for m in self.kernels})) or "none"
-        if "<" not in wanted and len(plain) > 1:
-            raise LaunchError(f"kernel '{name}' has several instantiations ({known}); name one "
-                              f"with its template arguments, e.g. get_function('{_short(plain[0])}')")
+        if "<" not in wanted and (plain or wanted in self._source_params):
+            raise LaunchError(f"kernel '{name}' is a template: give its template arguments, "
+                              f"e.g. get_function('{name}<...>') (kernels: {known})")
         raise LaunchError(f"no kernel named '{name}' in this module (kernels: {known})")
 
     def params(self, mangled: str):
@@ -212,7 +215,7 @@ class Program:
     # -- calls -----------------------------------------------------------------------------
     def call_op(self, scope, ins, rets, name, args):
         if name == "vprintf":
-            return self._printf(ins, args)
+            return self._printf(ins, args, rets)
         if name == "__assertfail":
             return self._assertfail(ins, args)
         if name.startswith(DYNAMIC_PARALLELISM):
@@ -246,9 +249,11 @@ class Program:
         end = int(np.argmax(raw == 0)) if (raw == 0).any() else raw.size
         return bytes(raw[:end]).decode("utf-8", "replace")
 
-    def _printf(self, ins, args):
+    def _printf(self, ins, args, rets):
         def printf(fr, L):
             b = fr.b
+            for r in rets:
+                fr.param_buffer(r)
             lanes = b.index(L)
             fmt_buf = fr.param_buffer(args[0])
             arg_buf = fr.param_buffer(args[1]) if len(args) > 1 else None
@@ -315,6 +320,16 @@ def _printf_layout(fmt: str):
                       "0x%" + flags + "x")
     pieces.append(fmt[pos:].replace("%", "%%"))
     return "".join(pieces), convs
+
+
+def _norm(name: str) -> str:
+    """A kernel name for comparison: no spaces, no integer suffixes (``128u`` -> ``128``)."""
+    return re.sub(r"\b(\d+)(?:u|l|ul|lu|ll|ull)\b", r"\1", name.replace(" ", ""), flags=re.I)
+
+
+def _plain(name: str) -> str:
+    """``ns::red<128>`` -> ``red``."""
+    return name.split("<", 1)[0].rsplit("::", 1)[-1]
 
 
 def _short(mangled: str) -> str:
