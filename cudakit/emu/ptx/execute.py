@@ -34,7 +34,7 @@ class Frame:
         self.kernel_name = kernel_name
         self.depth = depth
         n = b.size
-        self.R = [np.zeros(n, dt) for dt in dec.scope.storage]
+        self.R = [np.empty(n, dt) for dt in dec.scope.storage]  # undefined until written
         self.params: dict[str, np.ndarray] = {}
         self.local_base = b.reserve_local(dec.depot) if dec.depot else b.local_sp
 
@@ -81,7 +81,9 @@ def run(fr: Frame, L, entry: bool) -> None:
         for op in blk.ops:
             op(fr, L)
         if counter is not None:
-            counter.add(blk.count, b.index(L))
+            active = np.zeros(b.size, bool)
+            active[L] = True
+            counter.add(blk.count, active)
         term = blk.term
         kind = term[0]
         if kind == "next":

@@ -43,29 +43,11 @@ class SharedSymbol:
     size: int
 
 
-class OpCounter:
-    """Counts warp operations: each executed instruction times the warps with an active lane.
-
-    >>> import numpy as np
-    >>> c = OpCounter()
-    >>> c.add(3, np.r_[np.arange(40)])
-    >>> c.ops
-    6
-    """
-
-    def __init__(self):
-        self.ops = 0
-
-    def add(self, ops: int, lanes: np.ndarray) -> None:
-        if ops:
-            self.ops += ops * int(np.unique(lanes // WARP).size)
-
-
 class Batch:
     """Blocks ``first .. first + count - 1`` of one launch."""
 
     def __init__(self, kernel_name: str, grid, block, first: int, count: int, shared_bytes: int,
-                 race: bool, trace, deadline: float, counter: OpCounter | None = None,
+                 race: bool, trace, deadline: float, counter=None,
                  sites: list | None = None, shared_symbols=(), dyn_offset: int = 0):
         bx, by, bz = block
         gx, gy, _ = grid
