@@ -665,7 +665,8 @@ def h_vote(ins, scope, program, base, mods, types, t, o):
     mode = [m for m in mods if m in ("all", "any", "uni", "ballot")][0]
     src = scope.read(o[1], "pred")
     w = scope.write(o[0], "b32" if mode == "ballot" else "pred")
-    return lambda fr, L: w(fr, L, vote(fr, L, mode, src(fr, L)))
+    m = scope.read(o[2], "b32") if len(o) > 2 else (lambda fr, L: None)
+    return lambda fr, L: w(fr, L, vote(fr, L, mode, src(fr, L), m(fr, L)))
 
 
 def h_activemask(ins, scope, program, base, mods, types, t, o):
@@ -679,9 +680,10 @@ def h_match(ins, scope, program, base, mods, types, t, o):
     a = scope.read(o[1], t)
     w = scope.write(dsts[0], "b32")
     wp = scope.write(dsts[1], "pred") if len(dsts) > 1 else None
+    mk = scope.read(o[2], "b32") if len(o) > 2 else (lambda fr, L: None)
 
     def op(fr, L):
-        m, p = match_sync(fr, L, mode, np.asarray(a(fr, L)))
+        m, p = match_sync(fr, L, mode, np.asarray(a(fr, L)), mk(fr, L))
         w(fr, L, m)
         if wp:
             wp(fr, L, p)
@@ -693,7 +695,9 @@ def h_redux(ins, scope, program, base, mods, types, t, o):
     a = scope.read(o[1], t)
     w = scope.write(o[0], t)
     dt = dtype_of(t)
-    return lambda fr, L: w(fr, L, redux(fr, L, kind, np.asarray(a(fr, L)).astype(dt)))
+    mk = scope.read(o[2], "b32") if len(o) > 2 else (lambda fr, L: None)
+    return lambda fr, L: w(fr, L, redux(fr, L, kind, np.asarray(a(fr, L)).astype(dt),
+                                        mk(fr, L)))
 
 
 def h_syncwarp(ins, scope, program, base, mods, types, t, o):

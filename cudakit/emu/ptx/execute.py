@@ -34,7 +34,7 @@ class Frame:
         self.kernel_name = kernel_name
         self.depth = depth
         n = b.size
-        self.R = [np.empty(n, dt) for dt in dec.scope.storage]  # undefined until written
+        self.R = [np.zeros(n, dt) for dt in dec.scope.storage]
         self.params: dict[str, np.ndarray] = {}
         self.local_base = b.reserve_local(dec.depot) if dec.depot else b.local_sp
 

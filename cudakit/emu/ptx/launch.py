@@ -15,7 +15,7 @@ import numpy as np
 from ... import arch
 from ...errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
 from .execute import Frame, run
-from .state import ALL, Batch
+from .state import ALL, RESERVED, Batch
 
 LANES = 1 << 16
 SHARED_PER_BATCH = 8 << 20
@@ -58,6 +58,7 @@ class Kernel:
         self.ptx_params = self.dec.fn.params
         self.shared_static, self.shared_symbols = program.layout(self.dec)
         self.frame_bytes = self.dec.depot
+        self.reserved = "%reserved_smem_offset" in (program.compiled.ptx or "")
 
 
 def pack_args(kernel: Kernel, args) -> dict[str, np.ndarray]:
@@ -156,7 +157,8 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
         for first in range(0, nblocks, per_batch):
             count = min(per_batch, nblocks - first)
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
-                      counter, program.sites, kernel.shared_symbols, dyn_offset)
+                      counter, program.sites, kernel.shared_symbols, dyn_offset,
+                      RESERVED if kernel.reserved else 0)
             fr = Frame(b, kernel.dec, program, kernel.name)
             fr.params.update(params)
             lanes = ALL if b.dense else np.flatnonzero(b.valid)

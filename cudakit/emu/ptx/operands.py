@@ -114,6 +114,15 @@ def special(name: str):
         return lambda fr, L: np.uint32(fr.b.shared_bytes - fr.b.dyn_offset)
     if base == "total_smem_size":
         return lambda fr, L: np.uint32(fr.b.shared_bytes)
+    if base.startswith("reserved_smem_offset"):  # the block's reserved shared words (the
+        # scratch of cooperative groups' block_tile_memory), past the user's shared memory
+        which = base.rsplit("_", 1)[-1]
+        if which == "cap":
+            return lambda fr, L: np.uint32(fr.b.stride - fr.b.shared_bytes)
+        if which == "end":
+            return lambda fr, L: np.uint32(fr.b.stride)
+        extra = {"1": 8}.get(which, 0)
+        return lambda fr, L: np.uint32(-(-fr.b.shared_bytes // 16) * 16 + extra)
     if base.startswith("envreg"):
         raise UnsupportedError("grid-wide synchronisation (cooperative_groups::this_grid() / "
                                "grid.sync()) needs a cooperative launch, which the emulator "

@@ -107,6 +107,7 @@ _DECL = re.compile(
     r"^(?P<pre>(?:\.(?:visible|extern|weak|common)\s+)*)\.(?P<space>reg|param|shared|local|global|"
     r"const)\s+(?P<attrs>(?:\.(?:align\s+\d+|v[248]|ptr|global|shared|const|local)\s+)*)"
     r"\.(?P<type>\w+)\s+(?P<name>[%$\w.]+)(?:<(?P<range>\d+)>)?(?:\[(?P<count>\d*)\])*"
+    r"(?:\s*,\s*[%$\w.]+)*"
     r"(?:\s*=\s*(?P<init>.*))?$", re.S)
 
 
@@ -270,7 +271,8 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
                 raise UnsupportedError(f"the PTX directive '{stmt.split()[0]}'")
             if v.space == "reg":
                 m = re.search(r"<(\d+)>", stmt)
-                names = [f"{v.name}{i}" for i in range(int(m.group(1)))] if m else [v.name]
+                names = [f"{v.name}{i}" for i in range(int(m.group(1)))] if m else \
+                    [n.strip() for n in stmt.split(f".{v.type}", 1)[1].split(",")]
                 for n in names:
                     fn.regs[n] = Var(n, "reg", v.type)
             else:

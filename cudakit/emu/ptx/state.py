@@ -24,6 +24,7 @@ from ..trace import AccessBatch
 
 WARP = 32
 ALL = slice(None)
+RESERVED = 1024  # an H100's reserved shared memory per block (%reserved_smem_offset_*)
 
 
 @dataclass
@@ -48,7 +49,8 @@ class Batch:
 
     def __init__(self, kernel_name: str, grid, block, first: int, count: int, shared_bytes: int,
                  race: bool, trace, deadline: float, counter=None,
-                 sites: list | None = None, shared_symbols=(), dyn_offset: int = 0):
+                 sites: list | None = None, shared_symbols=(), dyn_offset: int = 0,
+                 reserved: int = 0):
         bx, by, bz = block
         gx, gy, _ = grid
         tpb = bx * by * bz
@@ -77,7 +79,8 @@ class Batch:
         self.block_dim = tuple(np.uint32(v) for v in block)
         self.grid_dim = tuple(np.uint32(v) for v in grid)
         self.shared_bytes = shared_bytes
-        self.stride = -(-shared_bytes // 16) * 16
+        self.stride = -(-shared_bytes // 16) * 16 + reserved
+        self.shared_limit = self.stride if reserved else shared_bytes
         self.shared = np.zeros(count * self.stride + 16, np.uint8)
         self.blk_off = (self.blk * self.stride).astype(np.int64)
         self.local_bytes = 0
@@ -163,7 +166,7 @@ class Batch:
         return address + {"shared": SHARED_BASE, "local": LOCAL_BASE}.get(space, 0)
 
     def _window(self, space, off, lanes, size, site, op):
-        limit = self.shared_bytes if space == "shared" else self.local_sp
+        limit = self.shared_limit if space == "shared" else self.local_sp
         o = off.astype(np.int64)
         over = (o + size > limit) | (o < 0)
         if over.any():
@@ -220,6 +223,9 @@ class Batch:
 
     def _record(self, space, site, op, size, lanes, raw):
         if space == "shared" and self.race is not None:
+            if self.shared_limit > self.shared_bytes:  # cooperative groups' own words: not
+                user = raw < np.uint64(self.shared_bytes)  # the user's data, not checked
+                lanes, raw = lanes[user], raw[user]
             where = self.blk_off[lanes] + raw.astype(np.int64)
             hz = self.race.access(where, self.tib[lanes], self.warp_key[lanes], size, op, site.id)
             if hz:

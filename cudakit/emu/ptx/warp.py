@@ -20,27 +20,47 @@ from ...errors import UnsupportedError
 from .state import ALL
 
 
-def _groups(lanes: np.ndarray):
-    """Warp starts in the sorted ``lanes`` and each lane's group number."""
-    w = lanes >> 5
-    starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]]) if w.size else np.zeros(0, int)
-    counts = np.diff(np.r_[starts, w.size])
-    return starts, np.repeat(np.arange(starts.size), counts)
+def _groups(lanes: np.ndarray, mask=None):
+    """Group starts in the sorted ``lanes`` and each lane's group number: a group is a warp,
+    or with per-lane member ``mask``s, the lanes of a warp that name the same mask.
+    Returns ``(order, starts, group)`` with lanes sorted by group."""
+    w = (lanes >> 5).astype(np.int64)
+    if mask is not None and np.ndim(mask) and np.unique(mask).size > 1:
+        key = (w << 32) | np.asarray(mask).astype(np.int64) & 0xFFFFFFFF
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+    else:
+        order, k = None, w
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if k.size else np.zeros(0, int)
+    counts = np.diff(np.r_[starts, k.size])
+    group = np.repeat(np.arange(starts.size), counts)
+    if order is not None:
+        inv = np.empty_like(group)
+        inv[order] = group
+        return order, starts, inv
+    return None, starts, group
 
 
-def vote(fr, L, mode: str, pred):
+def _per_group(uf, values, order, starts, group):
+    v = values if order is None else values[order]
+    return uf.reduceat(v, starts)[group]
+
+
+def vote(fr, L, mode: str, pred, mask=None):
     lanes = fr.b.index(L)
     pred = np.broadcast_to(np.asarray(pred, bool), lanes.shape)
-    starts, inv = _groups(lanes)
+    order, starts, group = _groups(lanes, mask)
+    if not lanes.size:
+        return pred
     if mode == "ballot":
         bits = pred.astype(np.uint32) << (lanes & 31).astype(np.uint32)
-        return np.add.reduceat(bits, starts)[inv].astype(np.uint32) if lanes.size else bits
+        return _per_group(np.add, bits, order, starts, group).astype(np.uint32)
     if mode == "all":
-        return np.logical_and.reduceat(pred, starts)[inv]
+        return _per_group(np.logical_and, pred, order, starts, group)
     if mode == "any":
-        return np.logical_or.reduceat(pred, starts)[inv]
-    allv = np.logical_and.reduceat(pred, starts)[inv]
-    anyv = np.logical_or.reduceat(pred, starts)[inv]
+        return _per_group(np.logical_or, pred, order, starts, group)
+    allv = _per_group(np.logical_and, pred, order, starts, group)
+    anyv = _per_group(np.logical_or, pred, order, starts, group)
     return allv | ~anyv
 
 
@@ -49,9 +69,8 @@ def shfl(fr, L, mode: str, a, b, c, mask, line: int):
     lanes = fr.b.index(L)
     c = np.asarray(c).astype(np.int64)
     if c.ndim and c.size and (c != c[0]).any():
-        starts, inv = _groups(lanes)
-        first = c[starts][inv]
-        if (c != first).any():
+        order, starts, group = _groups(lanes)
+        if (_per_group(np.minimum, c, order, starts, group) != c).any():
             raise UnsupportedError(f"a shuffle whose width differs between the lanes of a "
                                    f"warp (line {line} of kernel '{fr.kernel_name}')")
     lane = (lanes & 31).astype(np.int64)
@@ -79,13 +98,15 @@ def shfl(fr, L, mode: str, a, b, c, mask, line: int):
     return full[lanes - lane + j], np.broadcast_to(ok, lanes.shape)
 
 
-def match_sync(fr, L, mode: str, values):
+def match_sync(fr, L, mode: str, values, mask=None):
     lanes = fr.b.index(L)
     values = np.broadcast_to(values, lanes.shape)
     warp = lanes >> 5
-    order = np.lexsort((values, warp))
-    w, v = warp[order], values[order]
-    new = np.r_[True, (w[1:] != w[:-1]) | (v[1:] != v[:-1])]
+    m = np.broadcast_to(np.asarray(mask if mask is not None else 0).astype(np.int64),
+                        lanes.shape)
+    order = np.lexsort((values, m, warp))
+    w, v, mm = warp[order], values[order], m[order]
+    new = np.r_[True, (w[1:] != w[:-1]) | (v[1:] != v[:-1]) | (mm[1:] != mm[:-1])]
     starts = np.flatnonzero(new)
     gid = np.cumsum(new) - 1
     bits = np.uint32(1) << (lanes[order] & 31).astype(np.uint32)
@@ -94,18 +115,18 @@ def match_sync(fr, L, mode: str, values):
     out[order] = masks[gid]
     if mode == "any":
         return out, np.ones(lanes.size, bool)
-    ballot = vote(fr, L, "ballot", np.ones(lanes.size, bool))
+    ballot = vote(fr, L, "ballot", np.ones(lanes.size, bool), mask)
     same = out == ballot
     return np.where(same, ballot, 0).astype(np.uint32), same
 
 
-def redux(fr, L, kind: str, values):
+def redux(fr, L, kind: str, values, mask=None):
     lanes = fr.b.index(L)
     values = np.broadcast_to(values, lanes.shape)
-    starts, inv = _groups(lanes)
+    order, starts, group = _groups(lanes, mask)
     uf = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
           "or": np.bitwise_or, "xor": np.bitwise_xor}[kind]
-    return uf.reduceat(values, starts)[inv].astype(values.dtype)
+    return _per_group(uf, values, order, starts, group).astype(values.dtype)
 
 
 _SIMPLE = {
