@@ -79,10 +79,14 @@ def decode_function(fn: Function, program) -> Decoded:
     starts = [x for x in leaders if x < len(fn.body)]
     for bi, s in enumerate(starts):
         dec.pc_of_block[s] = bi
+    fused = _contractions(fn, starts)
     for bi, s in enumerate(starts):
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
         ops, term = [], ("next",)
         for ins in fn.body[s:end]:
+            if id(ins) in fused:
+                ops.append(_fused(ins, fused[id(ins)], scope))
+                continue
             base = ins.opcode.split(".")[0]
             if base in CONTROL and not ins.opcode.startswith(("bar.warp", "barrier.cluster")):
                 term = _terminator(ins, scope, dec)
@@ -103,6 +107,75 @@ def decode_function(fn: Function, program) -> Decoded:
         elif b.term[0] == "brx":
             b.term = ("brx", b.term[1], [dec.pc_of_block[fn.labels[t]] for t in b.term[2]])
     return dec
+
+
+_ROUNDED = {"rn", "rz", "rm", "rp", "sat"}
+
+
+def _contractions(fn: Function, starts: list[int]) -> dict:
+    """The ``add``/``sub`` instructions that ptxas fuses with the ``mul`` feeding them.
+
+    Like nvcc's default ``-fmad=true``, ptxas turns ``mul.f32`` + ``add.f32`` (both without
+    a rounding modifier, the product used once, in the same basic block) into one FFMA;
+    ``__fmul_rn``/``__fadd_rn`` carry ``.rn`` and are never fused. Returns
+    ``{id(add): (mul, index of the product among the add's operands)}``.
+    """
+    uses: dict[str, int] = {}
+    defs: dict[str, int] = {}
+    for ins in fn.body:
+        for k, op in enumerate(ins.operands):
+            names = op if isinstance(op, list) else [op]
+            for n in names:
+                if not isinstance(n, str):
+                    continue
+                for r in re.findall(r"%[\w.]+", n.split("|")[0] if k == 0 else n):
+                    if k == 0 and not n.startswith("["):
+                        defs[r] = defs.get(r, 0) + 1
+                    else:
+                        uses[r] = uses.get(r, 0) + 1
+        if ins.guard:
+            g = ins.guard.lstrip("!")
+            uses[g] = uses.get(g, 0) + 1
+    out = {}
+    bounds = list(zip(starts, starts[1:] + [len(fn.body)], strict=True))
+    for s, e in bounds:
+        product: dict[str, tuple] = {}
+        for k in range(s, e):
+            ins = fn.body[k]
+            base, mods, types = split_opcode(ins.opcode)
+            t = types[-1] if types else ""
+            dst = ins.operands[0] if ins.operands else None
+            if (base == "mul" and t in ("f32", "f64") and not _ROUNDED & set(mods)
+                    and not ins.guard and defs.get(dst) == 1 and uses.get(dst) == 1):
+                product[dst] = (ins, t)
+                continue
+            if (base in ("add", "sub") and t in ("f32", "f64") and not _ROUNDED & set(mods)
+                    and not ins.guard):
+                for pos in (1, 2):
+                    m = product.get(ins.operands[pos])
+                    if m is not None and m[1] == t and ins.operands[1] != ins.operands[2]:
+                        out[id(ins)] = (m[0], pos)
+                        break
+            if isinstance(dst, str):  # a redefinition ends the products that read it
+                for r in [r for r, (mi, _) in product.items() if dst in mi.operands[1:]]:
+                    del product[r]
+    return out
+
+
+def _fused(ins: Instr, how, scope: Scope):
+    mul, pos = how
+    base, mods, types = split_opcode(ins.opcode)
+    t = types[-1]
+    dt = dtype_of(t)
+    ma, mb = scope.read(mul.operands[1], t), scope.read(mul.operands[2], t)
+    other = scope.read(ins.operands[3 - pos], t)
+    w = scope.write(ins.operands[0], t)
+    if base == "add":
+        return lambda fr, L: w(fr, L, nm.fma(ma(fr, L), mb(fr, L), other(fr, L), dt))
+    if pos == 1:  # (a * b) - c
+        return lambda fr, L: w(fr, L, nm.fma(ma(fr, L), mb(fr, L),
+                                             np.negative(other(fr, L)), dt))
+    return lambda fr, L: w(fr, L, nm.fma(np.negative(ma(fr, L)), mb(fr, L), other(fr, L), dt))
 
 
 def _deferred(exc, ins):
