@@ -110,6 +110,9 @@ class Program:
         if name == "WARP_SZ":
             return (lambda fr: np.uint64(32)), "const"
         if name in self.module.functions:
+            if self.module.functions[name].entry:
+                raise UnsupportedError("dynamic parallelism (launching kernels from the "
+                                       "device) is not supported by the emulator")
             raise UnsupportedError("function pointers")
         raise UnsupportedError(f"the PTX symbol '{name}'")
 

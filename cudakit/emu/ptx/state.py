@@ -199,6 +199,9 @@ class Batch:
             if syms:
                 s = min(syms, key=lambda s: min(abs(off - s.offset), abs(off - s.offset - s.size)))
                 where = _relative(off, s.offset, s.size, f"shared array '{s.name}'")
+                if s.size > 0 and (off - s.offset) % size == 0:
+                    where = (f"element {(off - s.offset) // size} of array '{s.name}', which has "
+                             f"{s.size // size} elements ({where})")
             else:
                 where = "the kernel uses no shared memory"
             where += f" (block has {self.shared_bytes} bytes of shared memory)"
