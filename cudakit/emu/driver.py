@@ -22,13 +22,9 @@ import time
 import numpy as np
 
 from ..errors import LaunchError, UnsupportedError
-import os
-
-from .launch import DEVICE, launch
+from .launch import DEVICE, Kernel, launch
 from .memory import HEAP
-from .module import Module
-from .ptx import launch as ptx_launch
-from .ptx.program import Program
+from .module import Program
 
 
 class DeviceAllocation:
@@ -290,10 +286,9 @@ class Memcpy2D:
 class Function:
     """A kernel of a SourceModule; call it like a PyCUDA function."""
 
-    def __init__(self, kernel, run=None):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self.name = kernel.name
-        self._launch = run or launch
 
     def __call__(self, *args, grid=(1, 1), block=None, shared=0, stream=None,
                  time_kernel=False, texrefs=(), racecheck=True, timeout=None, trace=None,
@@ -307,8 +302,7 @@ class Function:
         real = [a.before() if isinstance(a, ArgumentHandler) else a for a in args]
         start = time.perf_counter()
         try:
-            self._launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace,
-                         counter)
+            launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace, counter)
         finally:
             for h in handlers:
                 if h.dev is not None:
@@ -324,7 +318,7 @@ class Function:
 
     @property
     def local_size_bytes(self) -> int:
-        """Local-array bytes per thread in the kernel's own frame."""
+        """Local-memory bytes per thread in the kernel's own frame (its PTX depot)."""
         return self.kernel.frame_bytes
 
     @property
@@ -336,44 +330,31 @@ class Function:
 
 
 class SourceModule:
-    """CUDA C++ source compiled for the emulator (same signature as PyCUDA's)."""
+    """CUDA C++ source compiled for the emulator (same signature as PyCUDA's).
+
+    nvcc compiles the source to PTX for sm_90 (compile errors show nvcc's messages at the
+    user's lines); kernels are decoded when first asked for.
+    """
 
     def __init__(self, source: str, nvcc="nvcc", options=None, keep=False,
                  no_extern_c=False, arch=None, code=None, cache_dir=None, include_dirs=()):
         opts = list(options or ()) + [f"-I{d}" for d in include_dirs]
+        self.program = Program(source, opts)
         self._functions: dict[str, Function] = {}
-        self.engine = os.environ.get("CUDAKIT_EMU_ENGINE", "cpp")
-        if self.engine == "ptx":
-            self.program = Program(source, opts)
-            return
-        self.module = Module(source, opts)
-        # C++ errors show here, as nvcc's would; unsupported constructs when the kernel is used
-        for name in self.module.kernel_names():
-            if not self.module.functions[name].tparams:
-                with contextlib.suppress(UnsupportedError):
-                    self.get_function(name)
 
     def get_function(self, name: str) -> Function:
         """The kernel ``name`` (also ``"name<256>"`` for a template, or a mangled name)."""
         f = self._functions.get(name)
         if f is None:
-            if self.engine == "ptx":
-                kernel = ptx_launch.Kernel(self.program, self.program.entry(name).name)
-                f = self._functions[name] = Function(kernel, ptx_launch.launch)
-            else:
-                f = self._functions[name] = Function(self.module.kernel(name))
+            f = self._functions[name] = Function(Kernel(self.program,
+                                                        self.program.entry(name).name))
         return f
 
     def get_global(self, name: str) -> tuple[int, int]:
         """``(device address, size in bytes)`` of a ``__device__``/``__constant__`` symbol."""
-        if self.engine == "ptx":
-            if name not in self.program.symbols:
-                known = ", ".join(n for n in self.program.symbols if not n.startswith(
-                    ("_Z", "$", "__unnamed"))) or "none"
-                raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: "
-                                  f"{known})")
-            return self.program.symbols[name]
-        if name not in self.module.symbols:
-            known = ", ".join(self.module.symbols) or "none"
-            raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: {known})")
-        return self.module.symbols[name]
+        symbols = self.program.symbols
+        if name not in symbols:
+            known = ", ".join(n for n in symbols if not n.startswith(("_Z", "$", "__unnamed")))
+            raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: "
+                              f"{known or 'none'})")
+        return symbols[name]

@@ -31,8 +31,9 @@ SPEC: dict[str, list[tuple[str, int, int]]] = {
     "simpleVote.cu": [(f"{S}/0_Introduction/simpleVoteIntrinsics/simpleVote_kernel.cuh", 41, 79)],
     "simpleAtomicIntrinsics.cu": [
         (f"{S}/0_Introduction/simpleAtomicIntrinsics/simpleAtomicIntrinsics_kernel.cuh", 38, 81)],
-    "fp16ScalarProduct.cu": [(f"{S}/0_Introduction/fp16ScalarProduct/fp16ScalarProduct.cu", 32, 32),
-                             (f"{S}/0_Introduction/fp16ScalarProduct/fp16ScalarProduct.cu", 35, 134)],
+    "fp16ScalarProduct.cu": [
+        (f"{S}/0_Introduction/fp16ScalarProduct/fp16ScalarProduct.cu", 32, 32),
+        (f"{S}/0_Introduction/fp16ScalarProduct/fp16ScalarProduct.cu", 35, 134)],
     "inlinePTX.cu": [(f"{S}/2_Concepts_and_Techniques/inlinePTX/inlinePTX.cu", 43, 53)],
     "warpAggregatedAtomicsCG.cu": [
         (f"{S}/3_CUDA_Features/warpAggregatedAtomicsCG/warpAggregatedAtomicsCG.cu", 30, 31),

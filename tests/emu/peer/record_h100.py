@@ -61,7 +61,8 @@ def main(path: str) -> int:
             if i in case.vary:
                 same.append("varies")
             elif case.rtol:
-                same.append("close" if np.allclose(g, m, rtol=case.rtol, atol=case.rtol) else "DIFF")
+                close = np.allclose(g, m, rtol=case.rtol, atol=case.rtol)
+                same.append("close" if close else "DIFF")
             else:
                 same.append("equal" if np.array_equal(g, m) else "DIFF")
         failures += "DIFF" in same

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError
-from .state import ALL
+from ..errors import UnsupportedError
+from .batch import ALL
 
 
 def _groups(lanes: np.ndarray, mask=None):

@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from ...errors import UnsupportedError
+from ..errors import UnsupportedError
 from . import numeric as nm
-from .parse import type_size
+from .frontend import type_size
 
 PACKED = ("f16x2", "bf16x2")
 

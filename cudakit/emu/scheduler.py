@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from ...errors import BarrierError, KernelTimeout, UnsupportedError
-from .state import ALL
+from ..errors import BarrierError, KernelTimeout, UnsupportedError
+from .batch import ALL
 
 MAX_DEPTH = 48
 

@@ -2,7 +2,7 @@
 arrays of the active lanes, once per module; control flow becomes basic blocks whose
 terminators the scheduler (:mod:`.execute`) interprets.
 
->>> from .parse import parse_ptx
+>>> from .frontend import parse_ptx
 >>> m = parse_ptx('''.visible .entry k() {
 ... .reg .b32 %r<3>;
 ... mov.u32 %r1, 5;
@@ -21,16 +21,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import UnsupportedError
+from ..errors import UnsupportedError
 from . import numeric as nm
+from .batch import Site
+from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
-from .parse import Function, Instr, type_size
-from .state import Site
-from .warp import atomic_op, redux, shfl, vote, match_sync
+from .warp import atomic_op, match_sync, redux, shfl, vote
 
 TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64",
          "f16", "f32", "f64", "pred", "f16x2", "bf16", "bf16x2", "b128"}
 CONTROL = ("bra", "brx", "ret", "exit", "bar", "barrier", "trap")
+WARP_LEVEL = ("bar.warp", "barrier.cluster")  # not block barriers: ordinary instructions
 
 
 @dataclass
@@ -71,9 +72,9 @@ def decode_function(fn: Function, program) -> Decoded:
     leaders = {0} | set(fn.labels.values())
     for k, ins in enumerate(fn.body):
         base = ins.opcode.split(".")[0]
-        if base in CONTROL:
+        if base in CONTROL and not ins.opcode.startswith(WARP_LEVEL):
             leaders.add(k + 1)
-            if base in ("bar", "barrier") and not ins.opcode.startswith(("bar.warp", "barrier.cluster")):
+            if base in ("bar", "barrier"):
                 leaders.add(k)
     leaders = sorted(x for x in leaders if x <= len(fn.body))
     starts = [x for x in leaders if x < len(fn.body)]
@@ -88,7 +89,7 @@ def decode_function(fn: Function, program) -> Decoded:
                 ops.append(_fused(ins, fused[id(ins)], scope))
                 continue
             base = ins.opcode.split(".")[0]
-            if base in CONTROL and not ins.opcode.startswith(("bar.warp", "barrier.cluster")):
+            if base in CONTROL and not ins.opcode.startswith(WARP_LEVEL):
                 term = _terminator(ins, scope, dec)
             else:
                 try:
@@ -362,10 +363,7 @@ def h_binary(ins, scope, program, base, mods, types, t, o):
     sat = "sat" in mods
     half = t in ("f16", "f16x2", "bf16", "bf16x2")
     if base == "div":
-        if kind == "f":
-            f = lambda x, y: np.asarray(x, dt) / np.asarray(y, dt)  # noqa: E731
-        else:
-            f = nm.div
+        f = (lambda x, y: np.asarray(x, dt) / np.asarray(y, dt)) if kind == "f" else nm.div
     elif base == "rem":
         f = nm.rem
     elif base in ("min", "max"):
@@ -570,7 +568,7 @@ def h_cvt(ins, scope, program, base, mods, types, t, o):
 
 
 def h_cvta(ins, scope, program, base, mods, types, t, o):
-    from ..memory import LOCAL_BASE, SHARED_BASE
+    from .memory import LOCAL_BASE, SHARED_BASE
 
     space = [m for m in mods if m in ("global", "shared", "local", "const", "param")][0]
     a = scope.read(o[1], t)
@@ -584,7 +582,7 @@ def h_cvta(ins, scope, program, base, mods, types, t, o):
 
 
 def h_isspacep(ins, scope, program, base, mods, types, t, o):
-    from ..memory import HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW
+    from .memory import HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW
 
     a = scope.read(o[1], "u64")
     w = scope.write(o[0], "pred")

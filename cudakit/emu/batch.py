@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import MemcheckError, RaceError
-from ..memory import HEAP, HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW, describe
-from ..racecheck import RaceTracker
-from ..trace import AccessBatch
+from ..errors import MemcheckError, RaceError
+from .memory import HEAP, HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW, describe
+from .racecheck import RaceTracker
+from .trace import AccessBatch
 
 WARP = 32
 ALL = slice(None)
