@@ -603,7 +603,7 @@ def _space(mods):
 def _site(ins, program, op):
     if program is None:
         return Site(0, ins.line, ins.column, "")
-    return program.site(ins)
+    return program.site(ins, op)
 
 
 def h_ld(ins, scope, program, base, mods, types, t, o):

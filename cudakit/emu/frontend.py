@@ -59,6 +59,7 @@ class Instr:
     line: int = 0
     column: int = 0
     label_targets: list[str] | None = None  # brx.idx tables
+    base: str | None = None  # memory instructions: the C name the address derives from
 
 
 @dataclass
@@ -170,8 +171,11 @@ def _int_literal(v: str) -> int:
 
 def parse_ptx(text: str, user_file: str) -> PtxModule:
     """Parse nvcc's PTX; ``user_file`` is the base name of the user's ``.cu`` file."""
-    files = {int(n): os.path.basename(p) for n, p in _FILE.findall(text)}
-    user = {n for n, p in files.items() if p == user_file}
+    files = {int(n): p for n, p in _FILE.findall(text)}
+    # the user's file: by name, or the one cudakit.compile wrote (a cached PTX keeps the
+    # name of the cell that compiled it first)
+    user = {n for n, p in files.items() if os.path.basename(p) == user_file
+            or os.path.basename(os.path.dirname(p)).startswith("cudakit-")}
     text = re.sub(r"\.section\s+\.debug\w*\s*\{.*?\n\s*\}", "", text, flags=re.S)
     text = _FILE.sub("", text)
     text = _COMMENT.sub("", text)

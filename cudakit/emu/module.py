@@ -39,7 +39,7 @@ class Program:
         self.instances: list[str] = []
         self._compile()
         self.sites: list[Site] = []
-        self._site_of: dict[int, Site] = {}
+        self._site_of: dict[tuple, Site] = {}
         self._decoded: dict[str, Decoded] = {}
         self.symbols: dict[str, tuple[int, int]] = {}
         self._addresses: dict[str, int] = {}
@@ -165,13 +165,25 @@ class Program:
         raise UnsupportedError(f"the local variable '{name}'")
 
     # -- sites -----------------------------------------------------------------------------
-    def site(self, ins) -> Site:
-        s = self._site_of.get(id(ins))
+    def site(self, ins, op: str) -> Site:
+        """The source site of a memory instruction. Its column is that of the array or
+        pointer the address derives from (``in`` in ``out[i] = in[i * s]``), else the
+        statement's; the instructions of one access (an unrolled loop's copies) share it."""
+        line = ins.line
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        column = max(ins.column, 1)
+        if ins.base:
+            found = [m.start() + 1 for m in re.finditer(
+                rf"(?<![\w.]){re.escape(ins.base)}\s*(\[|->|\.|\))", text)]
+            if found:
+                column = found[0] if op == "st" or len(found) == 1 else found[-1] \
+                    if found[0] < _assignment(text) else found[0]
+        key = (line, column, op)
+        s = self._site_of.get(key)
         if s is None:
-            text = self.lines[ins.line - 1].strip() if 0 < ins.line <= len(self.lines) else ""
-            s = Site(len(self.sites), ins.line, max(ins.column, 1), text)
+            s = Site(len(self.sites), line, column, text.strip())
             self.sites.append(s)
-            self._site_of[id(ins)] = s
+            self._site_of[key] = s
         return s
 
     # -- functions -------------------------------------------------------------------------
@@ -181,8 +193,20 @@ class Program:
             fn = self.module.functions.get(name)
             if fn is None or fn.extern:
                 raise UnsupportedError(f"a call of the external function '{name}'")
+            _provenance(fn, self._c_names(fn))
             d = self._decoded[name] = decode_function(fn, self)
         return d
+
+    def _c_names(self, fn) -> dict[str, str]:
+        """PTX names -> the C names the user wrote: kernel parameters and variables."""
+        names = {}
+        if fn.entry:
+            cparams = self.params(fn.name)
+            if len(cparams) == len(fn.params):
+                names.update({v.name: p.name for v, p in zip(fn.params, cparams, strict=True)})
+        for n in list(self.module.variables) + list(fn.vars):
+            names[n] = _short(n)
+        return names
 
     def entry(self, name: str):
         """The ``.entry`` for a kernel named as in C++ (``add``, ``red<128>``) or mangled."""
@@ -323,6 +347,44 @@ def _printf_layout(fmt: str):
                       "0x%" + flags + "x")
     pieces.append(fmt[pos:].replace("%", "%%"))
     return "".join(pieces), convs
+
+
+_DERIVE = ("mov", "cvta", "add", "sub", "mad", "cvt")
+
+
+def _provenance(fn, names: dict[str, str]) -> None:
+    """Mark each memory instruction with the C name its address derives from: a kernel
+    parameter (through ``ld.param``) or a variable, followed through moves and arithmetic."""
+    base: dict[str, str] = {}
+    for ins in fn.body:
+        op = ins.opcode.split(".")[0]
+        ops = ins.operands
+        if op in ("ld", "st", "atom", "red") and ".param" not in ins.opcode:
+            addr = ops[1] if op in ("ld", "atom") else ops[0]
+            if isinstance(addr, str) and addr.startswith("["):
+                inner = re.split(r"[+\]]", addr[1:])[0].strip()
+                ins.base = base.get(inner) or names.get(inner)
+            continue
+        if not ops or not isinstance(ops[0], str):
+            continue
+        if op == "ld" and ".param" in ins.opcode:
+            inner = re.split(r"[+\]]", ops[1][1:])[0].strip()
+            if inner in names:
+                base[ops[0]] = names[inner]
+            continue
+        if op in _DERIVE:
+            found = next((base.get(a) or names.get(a) for a in ops[1:]
+                          if isinstance(a, str) and (a in base or a in names)), None)
+            if found:
+                base[ops[0]] = found
+            else:
+                base.pop(ops[0], None)
+
+
+def _assignment(text: str) -> int:
+    """1-based column of the assignment operator of a C statement (len + 1 if none)."""
+    m = re.search(r"(?<![=!<>+\-*/%&|^])=(?!=)|[-+*/%&|^]=|<<=|>>=", text)
+    return m.start() + 1 if m else len(text) + 1
 
 
 def _norm(name: str) -> str:

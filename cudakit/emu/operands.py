@@ -265,7 +265,12 @@ class Scope:
             raise UnsupportedError(f"the address '{op}'")
         base, off = m.group(1), int(m.group(2) or "0", 0)
         if base in self.reg_index:
-            r = self._reg_reader(self.reg_index[base], "u64")
+            i = self.reg_index[base]
+            if self.storage[i].itemsize == 4:  # 32-bit (shared/local) addresses wrap at 2^32
+                r32 = self._reg_reader(i, "u32")
+                o32 = np.uint32(off & 0xFFFFFFFF)
+                return (lambda fr, L: (r32(fr, L) + o32).astype(np.uint64)), None
+            r = self._reg_reader(i, "u64")
             if off:
                 o = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
                 return (lambda fr, L: r(fr, L) + o), None

@@ -49,9 +49,13 @@ class Frame:
 
 
 def _merge(parts, size: int):
+    """One sorted active set from the lane sets that reached the same block."""
     if len(parts) == 1:
         return parts[0]
-    lanes = np.sort(np.concatenate(parts))
+    mask = np.zeros(size, bool)
+    for p in parts:
+        mask[p] = True
+    lanes = np.flatnonzero(mask)
     return ALL if lanes.size == size else lanes
 
 

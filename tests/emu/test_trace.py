@@ -43,7 +43,7 @@ def test_one_batch_per_instruction_with_real_warps():
     assert ld.mask.sum(axis=1).tolist() == [32, 16, 32, 16]
     expect = src + 16 * np.arange(32, dtype=np.uint64)
     np.testing.assert_array_equal(ld.address[0], expect)
-    assert ld.column == 5 and ld.kernel == "copy"  # -lineinfo gives the statement's column
+    assert ld.column == 16 and ld.kernel == "copy"
 
 
 def test_shared_addresses_are_offsets_and_divergent_lanes_masked():
