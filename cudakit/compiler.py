@@ -91,20 +91,48 @@ class CompiledModule:
 
 
 def nvcc_path() -> str:
-    """Path of nvcc: ``$CUDA_HOME/bin/nvcc``, then ``PATH``, then ``/usr/local/cuda``."""
+    """Path of nvcc: ``$CUDA_HOME/bin/nvcc``, then ``PATH``, then NVIDIA's ``nvidia-cuda-nvcc``
+    wheel, then ``/usr/local/cuda``."""
     candidates = [
         os.path.join(os.environ[v], "bin", "nvcc")
         for v in ("CUDA_HOME", "CUDA_PATH")
         if os.environ.get(v)
     ]
-    candidates += [shutil.which("nvcc") or "", "/usr/local/cuda/bin/nvcc"]
+    wheel = wheel_toolkit()
+    candidates += [shutil.which("nvcc") or "", os.path.join(wheel, "bin", "nvcc") if wheel else "",
+                   "/usr/local/cuda/bin/nvcc"]
     for path in candidates:
         if path and os.access(path, os.X_OK):
             return path
     raise CompileError(
-        "nvcc (the CUDA compiler) was not found: install the CUDA toolkit or set CUDA_HOME. "
-        "Kernels can still run on the emulator (cudakit.cuda), but compile reports need nvcc."
+        "nvcc (the CUDA compiler) was not found: install the CUDA toolkit or set CUDA_HOME, "
+        "or `pip install cudakit[lab]` for NVIDIA's nvcc wheels (Linux x86-64). Both the "
+        "GPU and the emulator need it."
     )
+
+
+def wheel_toolkit() -> str | None:
+    """The CUDA tree of NVIDIA's pip wheels (``.../nvidia/cu13``), if they are installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        top = os.path.join(root, "cu13")
+        if os.path.exists(os.path.join(top, "bin", "nvcc")):
+            for tool in ("bin/nvcc", "bin/ptxas", "bin/cudafe++", "nvvm/bin/cicc"):
+                path = os.path.join(top, tool)
+                if os.path.exists(path) and not os.access(path, os.X_OK):
+                    os.chmod(path, 0o755)  # wheels do not keep the executable bit
+            return top
+    return None
+
+
+def _toolkit_flags(nvcc: str) -> list[str]:
+    """Header paths the wheels' nvcc needs (its nvcc.profile expects a toolkit's layout)."""
+    top = os.path.dirname(os.path.dirname(nvcc))
+    if os.path.basename(top) == "cu13" and os.path.isdir(os.path.join(top, "include", "cccl")):
+        return [f"-I{top}/include", "-isystem", f"{top}/include/cccl"]
+    return []
 
 
 @functools.cache
@@ -315,9 +343,11 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
         path = Path(tmp) / filename
         path.write_text(source)
         cubin_path = path.with_suffix(".cubin")
+        nvcc = nvcc_path()
         cmd = [
-            nvcc_path(),
+            nvcc,
             "-cubin",
+            *_toolkit_flags(nvcc),
             f"-arch={arch}",
             *_ALWAYS,
             *options,
