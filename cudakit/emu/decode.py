@@ -227,10 +227,6 @@ def _terminator(ins: Instr, scope: Scope, dec: Decoded):
 
 # -- instructions --------------------------------------------------------------------------
 
-def _unary(fn):
-    return fn
-
-
 def decode(ins: Instr, scope: Scope, program):
     """The closure of one non-control instruction (``None`` for no-ops)."""
     base, mods, types = split_opcode(ins.opcode)
@@ -870,10 +866,6 @@ def h_cp_async(ins, scope, program, base, mods, types, t, o):
                 raise UnsupportedError("cp.async with a partial source size")
         fr.b.store(dr(fr, L), lanes, "shared", vals, unit, site_ld)
     return op
-
-
-def h_trap(ins, scope, program, base, mods, types, t, o):
-    raise UnsupportedError("trap")
 
 
 HANDLERS = {

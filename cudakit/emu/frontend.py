@@ -73,7 +73,6 @@ class Function:
     body: list[Instr] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)  # label -> index in body
     extern: bool = False
-    first_line: int = 0
 
 
 @dataclass
@@ -248,8 +247,6 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
                 here = (line, col)
             resolved[(f, ln, c)] = here
             line, col = here
-            if not fn.first_line:
-                fn.first_line = line
         stmt = _LOC.sub("", stmt)
         while True:  # labels and braces precede statements
             stmt = stmt.lstrip("{} \t\n")

@@ -45,7 +45,6 @@ class Program:
         self._addresses: dict[str, int] = {}
         self._shared: dict[str, int] = {}
         self._fn_offsets: dict[str, dict[str, int]] = {}
-        self.shared_static = 0
         self._place_variables()
         self._source_params = parse_kernels(source)
 
