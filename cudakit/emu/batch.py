@@ -13,6 +13,7 @@ Lanes are laid out block after block, each block padded to whole warps, so
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,38 +52,16 @@ class Batch:
                  race: bool, trace, deadline: float, counter=None,
                  sites: list | None = None, shared_symbols=(), dyn_offset: int = 0,
                  reserved: int = 0):
-        bx, by, bz = block
-        gx, gy, _ = grid
-        tpb = bx * by * bz
         self.kernel = kernel_name
-        self.tpb = tpb
-        self.wpb = -(-tpb // WARP)
-        self.pad = self.wpb * WARP
-        self.nb = count
-        self.size = n = count * self.pad
-        lane = np.arange(n)
-        self.lanes = lane
-        self.tib = (lane % self.pad).astype(np.int32)
-        self.blk = lane // self.pad
-        self.valid = self.tib < tpb
-        self.dense = tpb == self.pad
-        self.warp_key = (lane // WARP).astype(np.int32)
-        self.laneid = (lane % WARP).astype(np.uint32)
-        gid = first + self.blk
-        t = np.minimum(self.tib, tpb - 1)
-        self.tx = (t % bx).astype(np.uint32)
-        self.ty = (t // bx % by).astype(np.uint32)
-        self.tz = (t // (bx * by)).astype(np.uint32)
-        self.bx = (gid % gx).astype(np.uint32)
-        self.by = (gid // gx % gy).astype(np.uint32)
-        self.bz = (gid // (gx * gy)).astype(np.uint32)
+        self.__dict__.update(_layout(tuple(grid), tuple(block), first, count))
+        n = self.size
         self.block_dim = tuple(np.uint32(v) for v in block)
         self.grid_dim = tuple(np.uint32(v) for v in grid)
         self.shared_bytes = shared_bytes
         self.stride = -(-shared_bytes // 16) * 16 + reserved
         self.shared_limit = self.stride if reserved else shared_bytes
         self.shared = np.zeros(count * self.stride + 16, np.uint8)
-        self.blk_off = (self.blk * self.stride).astype(np.int64)
+        self.blk_off = self.blk * self.stride
         self.local_bytes = 0
         self.local = np.zeros((n, 0), np.uint8)
         self.local_sp = 0
@@ -167,14 +146,16 @@ class Batch:
 
     def _window(self, space, off, lanes, size, site, op):
         limit = self.shared_limit if space == "shared" else self.local_sp
-        o = off.astype(np.int64)
-        over = (o + size > limit) | (o < 0)
-        if over.any():
-            k = int(np.argmax(over))
+        if limit < size or int(off.max()) > limit - size:
+            over = off > np.uint64(max(limit - size, 0))
+            k = int(np.argmax(over)) if over.any() else 0
             self._fault(site, op, size, lanes[k], self._generic(int(off[k]), space),
                         "out of bounds")
+        o = off.astype(np.int64)
+        full = lanes is self.lanes
         if space == "shared":
-            return "shared", self.shared, self.blk_off[lanes] + o, lanes, off
+            return "shared", self.shared, (self.blk_off if full else self.blk_off[lanes]) + o, \
+                lanes, off
         return "local", self.local.reshape(-1), lanes.astype(np.int64) * self.local_bytes + o, \
             lanes, off
 
@@ -228,9 +209,15 @@ class Batch:
         if space == "shared" and self.race is not None:
             if self.shared_limit > self.shared_bytes:  # cooperative groups' own words: not
                 user = raw < np.uint64(self.shared_bytes)  # the user's data, not checked
-                lanes, raw = lanes[user], raw[user]
-            where = self.blk_off[lanes] + raw.astype(np.int64)
-            hz = self.race.access(where, self.tib[lanes], self.warp_key[lanes], size, op, site.id)
+                if not user.all():
+                    lanes, raw = lanes[user], raw[user]
+            o = raw.astype(np.int64)
+            if lanes is self.lanes:
+                hz = self.race.access(self.blk_off + o, self.tib, self.warp_key, size, op,
+                                      site.id)
+            else:
+                hz = self.race.access(self.blk_off[lanes] + o, self.tib[lanes],
+                                      self.warp_key[lanes], size, op, site.id)
             if hz:
                 self._race_error(site, hz, lanes, raw)
         if self.trace is not None:
@@ -319,6 +306,33 @@ class Batch:
             self._record(sp, site, "atom", dtype.itemsize, ln, raw)
             pos = np.arange(lanes.size) if ln is lanes else np.searchsorted(lanes, ln)
             yield buf.view(dtype), off // dtype.itemsize, pos
+
+
+@functools.lru_cache(maxsize=16)
+def _layout(grid: tuple, block: tuple, first: int, count: int) -> dict:
+    """Lane identities of blocks ``first .. first + count - 1`` (cached: launches repeat)."""
+    bx, by, bz = block
+    gx, gy, _ = grid
+    tpb = bx * by * bz
+    wpb = -(-tpb // WARP)
+    pad = wpb * WARP
+    lane = np.arange(count * pad)
+    tib = (lane % pad).astype(np.int32)
+    blk = lane // pad
+    gid = first + blk
+    t = np.minimum(tib, tpb - 1)
+    out = {
+        "tpb": tpb, "wpb": wpb, "pad": pad, "nb": count, "size": lane.size, "lanes": lane,
+        "tib": tib, "blk": blk, "valid": tib < tpb, "dense": tpb == pad,
+        "warp_key": (lane // WARP).astype(np.int32), "laneid": (lane % WARP).astype(np.uint32),
+        "tx": (t % bx).astype(np.uint32), "ty": (t // bx % by).astype(np.uint32),
+        "tz": (t // (bx * by)).astype(np.uint32), "bx": (gid % gx).astype(np.uint32),
+        "by": (gid // gx % gy).astype(np.uint32), "bz": (gid // (gx * gy)).astype(np.uint32),
+    }
+    for v in out.values():
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    return out
 
 
 def _addresses(addr, lanes) -> np.ndarray:

@@ -42,6 +42,7 @@ class Block:
     line: int
     text: str = ""
     count: int = 0
+    pure: list = field(default_factory=list)  # per op: touches only the lane's registers
 
 
 @dataclass
@@ -83,10 +84,11 @@ def decode_function(fn: Function, program) -> Decoded:
     fused = _contractions(fn, starts)
     for bi, s in enumerate(starts):
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
-        ops, term = [], ("next",)
+        ops, term, pure = [], ("next",), []
         for ins in fn.body[s:end]:
             if id(ins) in fused:
                 ops.append(_fused(ins, fused[id(ins)], scope))
+                pure.append(True)
                 continue
             base = ins.opcode.split(".")[0]
             if base in CONTROL and not ins.opcode.startswith(WARP_LEVEL):
@@ -98,8 +100,9 @@ def decode_function(fn: Function, program) -> Decoded:
                     op = _deferred(exc, ins)
                 if op is not None:
                     ops.append(_guarded(op, ins, scope) if ins.guard else op)
+                    pure.append(HANDLERS.get(base) in PURE)
         first = fn.body[s]
-        dec.blocks.append(Block(s, ops, term, first.line, count=end - s))
+        dec.blocks.append(Block(s, ops, term, first.line, count=end - s, pure=pure))
         if not ops and term[0] == "ret":
             dec.pure_exit.add(bi)
     for b in dec.blocks:  # labels -> block numbers
@@ -887,3 +890,9 @@ HANDLERS = {
     "shf": h_bitfield, "testp": h_testp, "dp4a": h_dp4a, "dp2a": h_dp4a,
     "call": h_call, "cp": h_cp_async,
 }
+
+# Instructions that read and write only the executing lane's registers: when every live lane
+# of the batch is at them, they may run over all lanes (exited and padding lanes included,
+# whose registers nobody reads), which spares NumPy the gathers of a lane subset.
+PURE = {h_mov, h_binary, h_unary, h_setp, h_selp, h_cvt, h_cvta, h_isspacep, h_bitfield,
+        h_testp, h_dp4a}

@@ -34,7 +34,12 @@ class Frame:
         self.kernel_name = kernel_name
         self.depth = depth
         n = b.size
-        self.R = [np.zeros(n, dt) for dt in dec.scope.storage]
+        sizes = [-(-n * dt.itemsize // 8) * 8 for dt in dec.scope.storage]  # 8-byte aligned
+        file = np.zeros(sum(sizes), np.uint8)  # one zeroed register file, viewed per register
+        self.R, off = [], 0
+        for dt, size in zip(dec.scope.storage, sizes, strict=True):
+            self.R.append(file[off: off + n * dt.itemsize].view(dt))
+            off += size
         self.params: dict[str, np.ndarray] = {}
         self.local_base = b.reserve_local(dec.depot) if dec.depot else b.local_sp
 
@@ -69,8 +74,10 @@ def run(fr: Frame, L, entry: bool) -> None:
     deadline = b.deadline
     counter = b.counter
     pure_exit = dec.pure_exit
+    live_total = -1
     if entry:
         live = np.bincount(b.blk[b.valid], minlength=b.nb)
+        live_total = int(live.sum())
     while heap:
         pc = heapq.heappop(heap)
         L = _merge(pending.pop(pc), b.size)
@@ -82,8 +89,12 @@ def run(fr: Frame, L, entry: bool) -> None:
                 f"still looping at line {blk.line}. A loop whose exit depends on another block "
                 f"or thread may never end; raise the limit with timeout=<seconds> if the "
                 f"kernel is only slow.")
-        for op in blk.ops:
-            op(fr, L)
+        if entry and not heap and not isinstance(L, slice) and L.size == live_total:
+            for op, pure in zip(blk.ops, blk.pure, strict=True):
+                op(fr, ALL if pure else L)  # every live lane is here: pure ops run dense
+        else:
+            for op in blk.ops:
+                op(fr, L)
         if counter is not None:
             active = np.zeros(b.size, bool)
             active[L] = True
@@ -112,6 +123,7 @@ def run(fr: Frame, L, entry: bool) -> None:
         elif kind == "ret":
             if entry:
                 live -= np.bincount(b.blk[b.index(L)], minlength=b.nb)
+                live_total = int(live.sum())
             continue
         elif kind == "bar":
             _barrier(fr, L, term, live if entry else None, pending, dec)
@@ -121,6 +133,7 @@ def run(fr: Frame, L, entry: bool) -> None:
         for target, lanes in targets:
             if entry and target in pure_exit:
                 live -= np.bincount(b.blk[b.index(lanes)], minlength=b.nb)
+                live_total = int(live.sum())
                 continue
             if target in pending:
                 pending[target].append(lanes)
