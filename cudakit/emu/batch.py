@@ -205,19 +205,19 @@ class Batch:
         return [SharedSymbol(s.name, self.dyn_offset, dynamic) if s.size < 0 else s
                 for s in self.shared_symbols]
 
-    def _record(self, space, site, op, size, lanes, raw):
+    def _record(self, space, site, op, size, lanes, raw, where=None):
+        """Feed racecheck (``where``: the accesses' byte indices in ``self.shared``) and the
+        trace."""
         if space == "shared" and self.race is not None:
             if self.shared_limit > self.shared_bytes:  # cooperative groups' own words: not
                 user = raw < np.uint64(self.shared_bytes)  # the user's data, not checked
                 if not user.all():
-                    lanes, raw = lanes[user], raw[user]
-            o = raw.astype(np.int64)
+                    lanes, raw, where = lanes[user], raw[user], where[user]
             if lanes is self.lanes:
-                hz = self.race.access(self.blk_off + o, self.tib, self.warp_key, size, op,
-                                      site.id)
+                hz = self.race.access(where, self.tib, self.warp_key, size, op, site.id)
             else:
-                hz = self.race.access(self.blk_off[lanes] + o, self.tib[lanes],
-                                      self.warp_key[lanes], size, op, site.id)
+                hz = self.race.access(where, self.tib[lanes], self.warp_key[lanes], size, op,
+                                      site.id)
             if hz:
                 self._race_error(site, hz, lanes, raw)
         if self.trace is not None:
@@ -269,7 +269,7 @@ class Batch:
         a = _addresses(addr, lanes)
         out = None
         for sp, buf, off, ln, raw in self._segments(a, lanes, size, site, "ld", space):
-            self._record(sp, site, "ld", size, ln, raw)
+            self._record(sp, site, "ld", size, ln, raw, off)
             view = buf.view(dtype) if buf.size % dtype.itemsize == 0 else \
                 buf[: buf.size // dtype.itemsize * dtype.itemsize].view(dtype)
             base = off // dtype.itemsize
@@ -287,7 +287,7 @@ class Batch:
         size = dtype.itemsize * len(values)
         a = _addresses(addr, lanes)
         for sp, buf, off, ln, raw in self._segments(a, lanes, size, site, "st", space):
-            self._record(sp, site, "st", size, ln, raw)
+            self._record(sp, site, "st", size, ln, raw, off)
             view = buf.view(dtype) if buf.size % dtype.itemsize == 0 else \
                 buf[: buf.size // dtype.itemsize * dtype.itemsize].view(dtype)
             base = off // dtype.itemsize
@@ -303,7 +303,7 @@ class Batch:
         a = _addresses(addr, lanes)
         for sp, buf, off, ln, raw in self._segments(a, lanes, dtype.itemsize, site, "atom",
                                                      space):
-            self._record(sp, site, "atom", dtype.itemsize, ln, raw)
+            self._record(sp, site, "atom", dtype.itemsize, ln, raw, off)
             pos = np.arange(lanes.size) if ln is lanes else np.searchsorted(lanes, ln)
             yield buf.view(dtype), off // dtype.itemsize, pos
 
