@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from ..errors import BarrierError, KernelTimeout, UnsupportedError
+from ..errors import BarrierError, KernelFaultError, KernelTimeout, UnsupportedError
 from .batch import ALL
 
 MAX_DEPTH = 48
@@ -129,7 +129,9 @@ def run(fr: Frame, L, entry: bool) -> None:
             _barrier(fr, L, term, live if entry else None, pending, dec)
             targets = [(pc + 1, L)]
         else:
-            raise UnsupportedError(f"trap at line {blk.line} of kernel '{fr.kernel_name}'")
+            lane = int(b.index(L)[0])
+            raise KernelFaultError(f"__trap() at line {blk.line} of kernel '{fr.kernel_name}' "
+                                   f"in {b.who(lane)}: the kernel aborted")
         for target, lanes in targets:
             if entry and target in pure_exit:
                 live -= np.bincount(b.blk[b.index(lanes)], minlength=b.nb)

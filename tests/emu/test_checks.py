@@ -318,3 +318,12 @@ def test_integer_division_by_zero_gives_all_ones_in_the_operands_type(dtype):
     assert q.dtype == np.dtype(dtype)
     assert q[0] == 3
     assert q[1] == q[2] == np.array(-1, dtype=np.int64).astype(dtype)
+
+
+def test_trap_is_a_kernel_fault_naming_line_and_thread():
+    src = """__global__ void k(int* a) {
+        if (threadIdx.x == 5) __trap();
+        a[threadIdx.x] = 1;
+    }"""
+    with pytest.raises(emu.KernelFaultError, match="line 2.*thread \\(5,0,0\\)"):
+        launch(src, "k", emu.mem_alloc(128))
