@@ -248,6 +248,9 @@ def decode(ins: Instr, scope: Scope, program):
 def _unsupported_name(base: str, opcode: str) -> str:
     if base in ("tex", "tld4", "txq", "suld", "sust", "sured", "suq"):
         return "texture and surface objects are not supported by the emulator"
+    if base in ("mbarrier", "cp") or opcode.startswith("cp.async.bulk"):
+        return (f"asynchronous barriers and copies (cuda::barrier, cuda::pipeline: "
+                f"'{opcode}') are not supported by the emulator")
     return f"the PTX instruction '{opcode}'"
 
 
@@ -796,6 +799,20 @@ def h_bitfield(ins, scope, program, base, mods, types, t, o):
         a, b, c = scope.read(o[1], "b32"), scope.read(o[2], "b32"), scope.read(o[3], "b32")
         mode = next((m for m in mods if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), "")
         return lambda fr, L: w(fr, L, nm.prmt(a(fr, L), b(fr, L), c(fr, L), mode))
+    if base == "bmsk":  # a mask of b bits starting at bit a
+        a, b = scope.read(o[1], "u32"), scope.read(o[2], "u32")
+        wrap = "wrap" in mods
+
+        def bmsk(fr, L):
+            pos = np.asarray(a(fr, L)).astype(np.uint64)
+            n = np.asarray(b(fr, L)).astype(np.uint64)
+            if wrap:
+                pos, n = pos & np.uint64(31), n & np.uint64(31)
+            else:
+                pos, n = np.minimum(pos, np.uint64(32)), np.minimum(n, np.uint64(32))
+            m = ((np.uint64(1) << n) - np.uint64(1)) << pos
+            w(fr, L, (m & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        return bmsk
     if base == "lop3":
         a, b, c = (scope.read(x, t) for x in o[1:4])
         lut = int(o[4], 0)
@@ -886,7 +903,9 @@ HANDLERS = {
     "membar": h_noop, "fence": h_noop, "prefetch": h_noop, "prefetchu": h_noop,
     "nanosleep": h_noop, "pmevent": h_noop, "discard": h_noop, "applypriority": h_noop,
     "createpolicy": h_noop,
-    "bfe": h_bitfield, "bfi": h_bitfield, "prmt": h_bitfield, "lop3": h_bitfield,
+    "griddepcontrol": h_noop,
+    "bfe": h_bitfield, "bfi": h_bitfield, "bmsk": h_bitfield, "prmt": h_bitfield,
+    "lop3": h_bitfield,
     "shf": h_bitfield, "testp": h_testp, "dp4a": h_dp4a, "dp2a": h_dp4a,
     "call": h_call, "cp": h_cp_async,
 }

@@ -161,6 +161,8 @@ def _decl(stmt: str) -> Var | None:
 
 def _int_literal(v: str) -> int:
     v = v.strip()
+    if not re.fullmatch(r"-?(0[xXfFdD])?[0-9a-fA-F]+", v):
+        return 0  # an address (a virtual table's function): never read as data here
     if v.startswith(("0f", "0F")):
         return int(v[2:], 16)
     if v.startswith(("0d", "0D")):
@@ -264,8 +266,8 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
         if not stmt or stmt.startswith((".pragma", ".maxnreg", ".maxntid", ".reqntid",
                                         ".minnctapersm", ".noreturn")):
             continue
-        if stmt.startswith(".branchtargets"):
-            continue
+        if stmt.startswith(".branchtargets") or ".callprototype" in stmt:
+            continue  # brx.idx tables (read below), prototypes of indirect calls
         if stmt.startswith("."):
             v = _decl(stmt)
             if v is None:
@@ -285,7 +287,7 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
             fn.labels[lab] = len(fn.body)
         pending_labels = []
         guard = None
-        gm = re.match(r"^@(!?%[\w.]+)\s+", stmt)
+        gm = re.match(r"^@(!?[%$\w.]+)\s+", stmt)
         if gm:
             guard = gm.group(1)
             stmt = stmt[gm.end():]

@@ -240,6 +240,8 @@ class Program:
 
     # -- calls -----------------------------------------------------------------------------
     def call_op(self, scope, ins, rets, name, args):
+        if name.startswith("%"):
+            raise UnsupportedError("calls through function pointers (and virtual functions)")
         if name == "vprintf":
             return self._printf(ins, args, rets)
         if name == "__assertfail":
