@@ -154,15 +154,15 @@ def _decl(stmt: str) -> Var | None:
     if m.group("init"):
         raw = m.group("init").strip().strip("{}")
         init = [_int_literal(v) for v in raw.replace("{", "").replace("}", "").split(",")
-                if v.strip()]
+                if v.strip()]  # ints, or names whose address goes there (virtual tables)
     return Var(m.group("name"), m.group("space"), m.group("type"), count,
                int(align.group(1)) if align else 0, init, "extern" in m.group("pre"))
 
 
-def _int_literal(v: str) -> int:
+def _int_literal(v: str) -> int | str:
     v = v.strip()
     if not re.fullmatch(r"-?(0[xXfFdD])?[0-9a-fA-F]+", v):
-        return 0  # an address (a virtual table's function): never read as data here
+        return re.sub(r"^generic\((.*)\)$", r"\1", v)  # a symbol: its address
     if v.startswith(("0f", "0F")):
         return int(v[2:], 16)
     if v.startswith(("0d", "0D")):

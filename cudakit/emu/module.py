@@ -23,6 +23,7 @@ from .memory import HEAP, HEAP_BASE, LOCAL_BASE
 from .scheduler import MAX_DEPTH, Frame, run
 
 ARCH = "sm_90"  # the emulated device is an H100
+FUNCTIONS = 3 << 40  # addresses of device functions (function pointers, virtual tables)
 DYNAMIC_PARALLELISM = ("cudaLaunchDevice", "cudaGetParameterBuffer", "cudaLaunchDeviceV2",
                        "cudaGetParameterBufferV2", "cudaDeviceSynchronize", "cudaStreamCreate",
                        "cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
@@ -84,7 +85,8 @@ class Program:
                                   f" symbol '{_short(name)}'", space="constant"
                                   if var.space == "const" else "global")
                 if var.init:
-                    data = np.array(var.init, dtype=np.uint64).astype(
+                    values = [v if isinstance(v, int) else self._address_of(v) for v in var.init]
+                    data = np.array(values, dtype=np.uint64).astype(
                         np.dtype(f"u{var.elem_size}")).tobytes()[:size]
                     HEAP.write(addr, data)
                 self._addresses[name] = addr
@@ -97,6 +99,23 @@ class Program:
                 self._shared[name] = offset
                 offset += var.size
         self.module_shared = offset
+
+    def _address_of(self, name: str) -> int:
+        """Address of a symbol in an initialiser: a function's (for virtual tables) or a
+        variable's placed before it; 0 when unknown."""
+        if name in self.module.functions:
+            return self.function_address(name)
+        return self._addresses.get(name, 0)
+
+    def function_address(self, name: str) -> int:
+        """A device function's address, for function pointers (outside all memory windows)."""
+        names = list(self.module.functions)
+        return FUNCTIONS + 16 * names.index(name)
+
+    def function_at(self, address: int) -> str | None:
+        names = list(self.module.functions)
+        k, rest = divmod(int(address) - FUNCTIONS, 16)
+        return names[k] if not rest and 0 <= k < len(names) else None
 
     def module_symbol(self, name: str):
         if name in self._addresses:
@@ -112,7 +131,8 @@ class Program:
             if self.module.functions[name].entry:
                 raise UnsupportedError("dynamic parallelism (launching kernels from the "
                                        "device) is not supported by the emulator")
-            raise UnsupportedError("function pointers")
+            a = np.uint64(self.function_address(name))
+            return (lambda fr: a), "function"
         raise UnsupportedError(f"the PTX symbol '{name}'")
 
     def shared_symbol(self, name: str, fn=None):
@@ -240,8 +260,21 @@ class Program:
 
     # -- calls -----------------------------------------------------------------------------
     def call_op(self, scope, ins, rets, name, args):
-        if name.startswith("%"):
-            raise UnsupportedError("calls through function pointers (and virtual functions)")
+        if name.startswith("%"):  # through a function pointer or a virtual table
+            target = scope.read(name, "u64")
+
+            def indirect(fr, L):
+                lanes = fr.b.index(L)
+                where = np.broadcast_to(np.asarray(target(fr, L)), lanes.shape)
+                for address in np.unique(where):
+                    callee = self.function_at(address)
+                    if callee is None or self.module.functions[callee].entry:
+                        lane = int(lanes[np.argmax(where == address)])
+                        raise KernelFaultError(
+                            f"call through an invalid function pointer ({int(address):#x}) at "
+                            f"line {ins.line} in {fr.b.who(lane)}")
+                    self._invoke(fr, lanes[where == address], callee, rets, args, ins)
+            return indirect
         if name == "vprintf":
             return self._printf(ins, args, rets)
         if name == "__assertfail":
@@ -251,25 +284,25 @@ class Program:
                                    "not supported by the emulator")
         if name in ("malloc", "free"):
             raise UnsupportedError("device-side malloc/free")
-        program = self
+        return lambda fr, L: self._invoke(fr, L, name, rets, args, ins)
 
-        def call(fr, L):
-            if fr.depth >= MAX_DEPTH:
-                raise UnsupportedError(
-                    f"recursion deeper than {MAX_DEPTH} calls in '{_short(name)}' at line "
-                    f"{ins.line}; the emulator (like a GPU's small stack) cannot go that deep.")
-            callee = program.decoded(name)
-            sp = fr.b.local_sp
-            cf = Frame(fr.b, callee, program, fr.kernel_name, fr.depth + 1)
-            for p, a in zip(callee.fn.params, args, strict=False):
-                cf.params[p.name] = fr.param_buffer(a).copy()
-            try:
-                run(cf, L, entry=False)
-            finally:
-                fr.b.local_sp = sp
-            for r, p in zip(rets, callee.fn.returns, strict=False):
-                fr.params[r] = cf.param_buffer(p.name)
-        return call
+    def _invoke(self, fr, L, name, rets, args, ins) -> None:
+        """Run device function ``name`` for lanes ``L`` of frame ``fr``."""
+        if fr.depth >= MAX_DEPTH:
+            raise UnsupportedError(
+                f"recursion deeper than {MAX_DEPTH} calls in '{_short(name)}' at line "
+                f"{ins.line}; the emulator (like a GPU's small stack) cannot go that deep.")
+        callee = self.decoded(name)
+        sp = fr.b.local_sp
+        cf = Frame(fr.b, callee, self, fr.kernel_name, fr.depth + 1)
+        for p, a in zip(callee.fn.params, args, strict=False):
+            cf.params[p.name] = fr.param_buffer(a).copy()
+        try:
+            run(cf, L, entry=False)
+        finally:
+            fr.b.local_sp = sp
+        for r, p in zip(rets, callee.fn.returns, strict=False):
+            fr.param_buffer(r)[L] = cf.param_buffer(p.name)[L]
 
     def _string(self, address: int) -> str:
         start = address - HEAP_BASE
