@@ -529,4 +529,35 @@ OTHER = [
              same(lambda h: [h[0] * (h[1] * np.float32(1 / 4096))]), (8, 1), (256, 1, 1)),
 ]
 
-CASES = REDUCTION + TRANSPOSE + SMALL + HISTOGRAM + OTHER
+
+
+def _bs_inputs(r, n=4000):
+    def pair(lo, hi):
+        return (lo + (hi - lo) * r.random(n, dtype=np.float32)).astype(np.float32)
+    return [np.zeros(n, np.float32), np.zeros(n, np.float32), pair(5, 30), pair(1, 100),
+            pair(0.25, 10), np.float32(0.02), np.float32(0.30), np.int32(n)]
+
+
+def _bs_expect(h):
+    s, x, t = (h[k].astype(np.float64) for k in (2, 3, 4))
+    r, v = float(h[5]), float(h[6])
+
+    def cnd(d):
+        k = 1 / (1 + 0.2316419 * np.abs(d))
+        poly = k * (0.31938153 + k * (-0.356563782 + k * (1.781477937 + k * (
+            -1.821255978 + k * 1.330274429))))
+        c = 0.39894228040143267793994605993438 * np.exp(-0.5 * d * d) * poly
+        return np.where(d > 0, 1 - c, c)
+    d1 = (np.log(s / x) + (r + 0.5 * v * v) * t) / (v * np.sqrt(t))
+    d2 = d1 - v * np.sqrt(t)
+    ert = np.exp(-r * t)
+    return [s * cnd(d1) - x * ert * cnd(d2), x * ert * (1 - cnd(d2)) - s * (1 - cnd(d1))]
+
+
+BLACK_SCHOLES = PeerCase("BlackScholesGPU", "BlackScholes.cu", "BlackScholesGPU", _bs_inputs,
+                         [0, 1], same(_bs_expect, rtol=2e-4), (16, 1), (128, 1, 1),
+                         rtol=2e-4)
+ODD_EVEN = PeerCase("oddEvenMergeSortShared", "oddEvenMergeSort.cu", "oddEvenMergeSortShared",
+                    _bitonic_inputs, [0, 1], _sorted_check(1024), (4, 1), (512, 1, 1))
+
+CASES = REDUCTION + TRANSPOSE + SMALL + HISTOGRAM + OTHER + [BLACK_SCHOLES, ODD_EVEN]

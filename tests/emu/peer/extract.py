@@ -66,6 +66,12 @@ SPEC: dict[str, list[tuple[str, int, int]]] = {
     "fastWalshTransform.cu": [
         (f"{S}/5_Domain_Specific/fastWalshTransform/fastWalshTransform_kernel.cuh", 33, 148),
         (f"{S}/5_Domain_Specific/fastWalshTransform/fastWalshTransform_kernel.cuh", 168, 181)],
+    "oddEvenMergeSort.cu": [
+        (f"{S}/2_Concepts_and_Techniques/sortingNetworks/sortingNetworks_common.h", 31, 31),
+        (f"{S}/2_Concepts_and_Techniques/sortingNetworks/sortingNetworks_common.cuh", 32, 53),
+        (f"{S}/2_Concepts_and_Techniques/sortingNetworks/oddEvenMergeSort.cu", 32, 34),
+        (f"{S}/2_Concepts_and_Techniques/sortingNetworks/oddEvenMergeSort.cu", 40, 138)],
+    "BlackScholes.cu": [(f"{S}/5_Domain_Specific/BlackScholes/BlackScholes_kernel.cuh", 28, 119)],
     "scan.cu": [(f"{S}/2_Concepts_and_Techniques/scan/scan_common.h", 28, 200),
                 (f"{S}/2_Concepts_and_Techniques/scan/scan.cu", 29, 31),
                 (f"{S}/2_Concepts_and_Techniques/scan/scan.cu", 36, 168)],
