@@ -91,20 +91,48 @@ class CompiledModule:
 
 
 def nvcc_path() -> str:
-    """Path of nvcc: ``$CUDA_HOME/bin/nvcc``, then ``PATH``, then ``/usr/local/cuda``."""
+    """Path of nvcc: ``$CUDA_HOME/bin/nvcc``, then ``PATH``, then NVIDIA's ``nvidia-cuda-nvcc``
+    wheel, then ``/usr/local/cuda``."""
     candidates = [
         os.path.join(os.environ[v], "bin", "nvcc")
         for v in ("CUDA_HOME", "CUDA_PATH")
         if os.environ.get(v)
     ]
-    candidates += [shutil.which("nvcc") or "", "/usr/local/cuda/bin/nvcc"]
+    wheel = wheel_toolkit()
+    candidates += [shutil.which("nvcc") or "", os.path.join(wheel, "bin", "nvcc") if wheel else "",
+                   "/usr/local/cuda/bin/nvcc"]
     for path in candidates:
         if path and os.access(path, os.X_OK):
             return path
     raise CompileError(
-        "nvcc (the CUDA compiler) was not found: install the CUDA toolkit or set CUDA_HOME. "
-        "Kernels can still run on the emulator (cudakit.cuda), but compile reports need nvcc."
+        "nvcc (the CUDA compiler) was not found: install the CUDA toolkit or set CUDA_HOME, "
+        "or `pip install cudakit[lab]` for NVIDIA's nvcc wheels (Linux x86-64). Both the "
+        "GPU and the emulator need it."
     )
+
+
+def wheel_toolkit() -> str | None:
+    """The CUDA tree of NVIDIA's pip wheels (``.../nvidia/cu13``), if they are installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        top = os.path.join(root, "cu13")
+        if os.path.exists(os.path.join(top, "bin", "nvcc")):
+            for tool in ("bin/nvcc", "bin/ptxas", "bin/cudafe++", "nvvm/bin/cicc"):
+                path = os.path.join(top, tool)
+                if os.path.exists(path) and not os.access(path, os.X_OK):
+                    os.chmod(path, 0o755)  # wheels do not keep the executable bit
+            return top
+    return None
+
+
+def _toolkit_flags(nvcc: str) -> list[str]:
+    """Header paths the wheels' nvcc needs (its nvcc.profile expects a toolkit's layout)."""
+    top = os.path.dirname(os.path.dirname(nvcc))
+    if os.path.basename(top) == "cu13" and os.path.isdir(os.path.join(top, "include", "cccl")):
+        return [f"-I{top}/include", "-isystem", f"{top}/include/cccl"]
+    return []
 
 
 @functools.cache
@@ -168,8 +196,8 @@ def cache_dir() -> Path:
     return path
 
 
-def _cache_key(source: str, options: tuple[str, ...], arch: str, ptx: bool) -> str:
-    payload = json.dumps([source, options, arch, ptx, nvcc_version(), _ALWAYS])
+def _cache_key(source: str, options: tuple[str, ...], arch: str) -> str:
+    payload = json.dumps([source, options, arch, "ptx-kept", nvcc_version(), _ALWAYS])
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
@@ -291,7 +319,8 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
     name: str | None = None,
     ptx: bool = False,
 ) -> CompiledModule:
-    """Compile CUDA C++ ``source`` with nvcc to a cubin for ``arch``.
+    """Compile CUDA C++ ``source`` with nvcc to a cubin for ``arch``; the PTX that ptxas
+    assembled comes along as ``.ptx`` (``ptx`` is kept for compatibility: it is always there).
 
     ``options`` are extra nvcc flags (``("-O3", "-DN=256", "-maxrregcount=32")``).
     Raises :class:`CompileError` with the user's line numbers when nvcc rejects it.
@@ -301,7 +330,7 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
     options = tuple(str(o) for o in options)
     arch = check_arch(normalize_arch(arch) if arch is not None else default_arch())
     name = name or "kernel"
-    key = _cache_key(source, options, arch, ptx)
+    key = _cache_key(source, options, arch)
     cached = _load_cached(key)
     if cached is not None:
         return _module(source, name, arch, options, cached, cache_hit=True)
@@ -311,12 +340,15 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
         path = Path(tmp) / filename
         path.write_text(source)
         cubin_path = path.with_suffix(".cubin")
+        nvcc = nvcc_path()
         cmd = [
-            nvcc_path(),
+            nvcc,
             "-cubin",
+            *_toolkit_flags(nvcc),
             f"-arch={arch}",
             *_ALWAYS,
             *options,
+            "-keep",  # the PTX handed to ptxas, also what the emulator runs
             "-o",
             str(cubin_path),
             filename,
@@ -326,25 +358,8 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
         if result.returncode != 0 or not cubin_path.exists():
             message, diagnostics = format_errors(log, filename, source, name)
             raise CompileError(message, log=log, diagnostics=diagnostics)
-        ptx_text = None
-        if ptx:
-            ptx_path = path.with_suffix(".ptx")
-            subprocess.run(
-                [
-                    nvcc_path(),
-                    "-ptx",
-                    f"-arch={arch}",
-                    "-lineinfo",
-                    *options,
-                    "-o",
-                    str(ptx_path),
-                    filename,
-                ],
-                cwd=tmp,
-                capture_output=True,
-                check=True,
-            )
-            ptx_text = ptx_path.read_text()
+        ptx_path = path.with_suffix(".ptx")
+        ptx_text = ptx_path.read_text() if ptx_path.exists() else None
         data = {
             "cubin": cubin_path.read_bytes(),
             "ptx": ptx_text,

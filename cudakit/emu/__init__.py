@@ -1,10 +1,11 @@
-"""CPU SIMT emulator of CUDA C++ kernels with the PyCUDA interface.
+"""CPU SIMT emulator of CUDA kernels with the PyCUDA interface.
 
-Kernels are parsed with tree-sitter-cuda after the C preprocessor and compiled
-once into closures that run every lane of a batch of blocks at once with NumPy
-(warps in lockstep, per-lane active masks). memcheck, racecheck, divergent
-barriers and endless loops become clear errors. Timings measured here are
-emulator timings, never GPU timings.
+nvcc lowers the source to PTX (the code ptxas assembles for the GPU); each PTX
+instruction is decoded once into a closure over NumPy arrays, and all threads of
+a launch run together, divergent paths scheduled lowest program counter first.
+memcheck, racecheck, divergent barriers and endless loops become clear errors
+naming the user's line. Timings measured here are emulator timings, never GPU
+timings.
 
 >>> import numpy as np
 >>> from cudakit import emu
@@ -62,8 +63,7 @@ from .driver import (
     pagelocked_zeros,
     to_device,
 )
-from .runtime import OpCounter
-from .trace import AccessBatch, Trace
+from .trace import AccessBatch, OpCounter, Trace
 
 backend = "emu"
 

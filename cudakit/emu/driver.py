@@ -22,9 +22,9 @@ import time
 import numpy as np
 
 from ..errors import LaunchError, UnsupportedError
-from .launch import DEVICE, launch
+from .launch import DEVICE, Kernel, launch
 from .memory import HEAP
-from .module import Module
+from .module import Program
 
 
 class DeviceAllocation:
@@ -286,7 +286,7 @@ class Memcpy2D:
 class Function:
     """A kernel of a SourceModule; call it like a PyCUDA function."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self.name = kernel.name
 
@@ -318,7 +318,7 @@ class Function:
 
     @property
     def local_size_bytes(self) -> int:
-        """Local-array bytes per thread in the kernel's own frame."""
+        """Local-memory bytes per thread in the kernel's own frame (its PTX depot)."""
         return self.kernel.frame_bytes
 
     @property
@@ -330,29 +330,31 @@ class Function:
 
 
 class SourceModule:
-    """CUDA C++ source compiled for the emulator (same signature as PyCUDA's)."""
+    """CUDA C++ source compiled for the emulator (same signature as PyCUDA's).
+
+    nvcc compiles the source to PTX for sm_90 (compile errors show nvcc's messages at the
+    user's lines); kernels are decoded when first asked for.
+    """
 
     def __init__(self, source: str, nvcc="nvcc", options=None, keep=False,
                  no_extern_c=False, arch=None, code=None, cache_dir=None, include_dirs=()):
         opts = list(options or ()) + [f"-I{d}" for d in include_dirs]
-        self.module = Module(source, opts)
+        self.program = Program(source, opts)
         self._functions: dict[str, Function] = {}
-        # C++ errors show here, as nvcc's would; unsupported constructs when the kernel is used
-        for name in self.module.kernel_names():
-            if not self.module.functions[name].tparams:
-                with contextlib.suppress(UnsupportedError):
-                    self.get_function(name)
 
     def get_function(self, name: str) -> Function:
         """The kernel ``name`` (also ``"name<256>"`` for a template, or a mangled name)."""
         f = self._functions.get(name)
         if f is None:
-            f = self._functions[name] = Function(self.module.kernel(name))
+            f = self._functions[name] = Function(Kernel(self.program,
+                                                        self.program.entry(name).name))
         return f
 
     def get_global(self, name: str) -> tuple[int, int]:
         """``(device address, size in bytes)`` of a ``__device__``/``__constant__`` symbol."""
-        if name not in self.module.symbols:
-            known = ", ".join(self.module.symbols) or "none"
-            raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: {known})")
-        return self.module.symbols[name]
+        symbols = self.program.symbols
+        if name not in symbols:
+            known = ", ".join(n for n in symbols if not n.startswith(("_Z", "$", "__unnamed")))
+            raise LaunchError(f"no __device__ or __constant__ symbol '{name}' (symbols: "
+                              f"{known or 'none'})")
+        return symbols[name]

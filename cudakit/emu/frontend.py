@@ -1,187 +1,324 @@
-"""Front end: the C preprocessor (pcpp) and the CUDA C++ grammar (tree-sitter-cuda).
+"""PTX front end: the text nvcc emits -> functions, instructions and user source locations.
 
-``parse`` returns the syntax tree of the preprocessed text and a map from its
-lines back to the user's lines, so every error names the line the user wrote.
+Only what nvcc generates is read (one module, ``.version``/``.target`` header, module
+variables, ``.entry``/``.func`` bodies); ``.loc`` directives and their ``inlined_at``
+chains are resolved to the line and column of the user's own file, so every
+instruction knows the line the participant wrote even when it comes from a header.
 
->>> unit = parse("#define N 4\\n__global__ void k(int* a) { a[0] = N; }\\n")
->>> unit.root.type, unit.user_line(1)
-('translation_unit', 2)
+>>> m = parse_ptx('''
+... .visible .entry k(.param .u64 k_param_0)
+... {
+... .reg .b32 %r<3>;
+... .loc 1 2 5
+... mov.u32 %r1, %tid.x;
+... ret;
+... }
+... .file 1 "/tmp/k.cu"''', "k.cu")
+>>> f = m.functions["k"]
+>>> [i.opcode for i in f.body], f.body[0].operands, f.body[0].line
+(['mov.u32', 'ret'], ['%r1', '%tid.x'], 2)
 """
 
 from __future__ import annotations
 
-import io
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import pcpp
-import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser
-
-from ..errors import CompileError
-
-_LANGUAGE = Language(tree_sitter_cuda.language())
-
-# Macros nvcc and the CUDA headers provide that course kernels rely on.
-PREDEFINED = {
-    "__CUDACC__": "1",
-    "__NVCC__": "1",
-    "__CUDA_ARCH__": "900",
-    "CUDART_VERSION": "13000",
-    "INT_MAX": "2147483647",
-    "INT_MIN": "(-2147483647 - 1)",
-    "UINT_MAX": "4294967295u",
-    "LLONG_MAX": "9223372036854775807LL",
-    "FLT_MAX": "3.402823466e+38f",
-    "FLT_MIN": "1.175494351e-38f",
-    "FLT_EPSILON": "1.192092896e-07f",
-    "DBL_MAX": "1.7976931348623158e+308",
-    "CUDART_INF_F": "__int_as_float(0x7f800000)",
-    "INFINITY": "__int_as_float(0x7f800000)",
-    "NAN": "__int_as_float(0x7fffffff)",
-    "M_PI": "3.14159265358979323846",
-    "NULL": "0",
-    "__launch_bounds__(...)": "",
-    "__align__(n)": "",
-}
-
-_LINE = re.compile(r'^\s*#\s*line\s+(\d+)')
-
-
-class _Preprocessor(pcpp.Preprocessor):
-    """pcpp that drops includes it cannot find (CUDA's own headers need no text here)."""
-
-    def __init__(self):
-        super().__init__()
-        self.line_directive = "#line"
-        self.errors: list[str] = []
-
-    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
-        raise pcpp.OutputDirective(pcpp.Action.IgnoreAndRemove)
-
-    def on_error(self, file, line, msg):
-        self.errors.append(f"line {line}: {msg}")
+from ..errors import UnsupportedError
 
 
 @dataclass
-class Unit:
-    """A parsed translation unit: preprocessed ``text``, syntax ``root``, line map."""
+class Var:
+    """A declared variable: register set, ``.param``, ``.shared``, ``.local``, ``.global``..."""
 
-    text: str
-    root: Node
-    lines: list[int]  # preprocessed line index (0-based) -> user's line (1-based)
+    name: str
+    space: str  # reg, param, shared, local, global, const
+    type: str  # b32, u64, f32, pred, b8 ...
+    count: int = 1  # array elements (0: extern, unsized)
+    align: int = 0
+    init: list[int] | None = None
+    extern: bool = False
 
-    def user_line(self, row: int) -> int:
-        """User's 1-based line of the 0-based preprocessed row ``row``."""
-        if 0 <= row < len(self.lines):
-            return self.lines[row]
-        return row + 1
+    @property
+    def elem_size(self) -> int:
+        return type_size(self.type)
 
-
-def _defines(options) -> dict[str, str]:
-    out = {}
-    opts = list(options or ())
-    for i, opt in enumerate(opts):
-        if opt.startswith("-D") or opt.startswith("--define-macro"):
-            body = opt[2:] if opt.startswith("-D") else opt.split("=", 1)[-1]
-            if not body and i + 1 < len(opts):
-                body = opts[i + 1]
-            name, _, value = body.partition("=")
-            out[name] = value if value else "1"
-    return out
+    @property
+    def size(self) -> int:
+        return self.elem_size * self.count
 
 
-def preprocess(source: str, options=()) -> tuple[str, list[int]]:
-    """Run the C preprocessor; return the text (directives blanked) and its line map."""
-    pp = _Preprocessor()
-    for name, value in {**PREDEFINED, **_defines(options)}.items():
-        pp.define(f"{name} {value}")
-    pp.parse(source, "cell.cu")
-    buf = io.StringIO()
-    pp.write(buf)
-    if pp.errors:
-        raise CompileError("preprocessor error: " + "; ".join(pp.errors))
-    out_lines, line_map = [], []
-    current = 1
-    for raw in buf.getvalue().split("\n"):
-        m = _LINE.match(raw)
-        if m:
-            current = int(m.group(1))
-            out_lines.append("")
+@dataclass
+class Instr:
+    """One PTX instruction: ``@guard opcode operands`` at the user's ``line``/``column``."""
+
+    opcode: str
+    operands: list
+    guard: str | None = None  # "%p1" or "!%p1"
+    line: int = 0
+    column: int = 0
+    label_targets: list[str] | None = None  # brx.idx tables
+    base: str | None = None  # memory instructions: the C name the address derives from
+
+
+@dataclass
+class Function:
+    name: str
+    entry: bool
+    params: list[Var] = field(default_factory=list)
+    returns: list[Var] = field(default_factory=list)
+    regs: dict[str, Var] = field(default_factory=dict)
+    vars: dict[str, Var] = field(default_factory=dict)  # .local/.shared/.param inside the body
+    body: list[Instr] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)  # label -> index in body
+    extern: bool = False
+
+
+@dataclass
+class PtxModule:
+    functions: dict[str, Function]
+    variables: dict[str, Var]
+    user_file: str
+
+
+_SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
+
+
+def type_size(t: str) -> int:
+    """Bytes of a PTX scalar type (``pred`` counts as 1).
+
+    >>> type_size("f32"), type_size("b8"), type_size("f16x2"), type_size("pred")
+    (4, 1, 4, 1)
+    """
+    if t == "pred":
+        return 1
+    if t.endswith("x2"):
+        return 2 * type_size(t[:-2])
+    m = re.search(r"(\d+)$", t)
+    return _SIZES[m.group(1)] if m else 4
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
+_LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:\s*,\s*function_name\s+\S+\s*,\s*inlined_at\s+"
+                  r"(\d+)\s+(\d+)\s+(\d+))?")
+_DECL = re.compile(
+    r"^(?P<pre>(?:\.(?:visible|extern|weak|common)\s+)*)\.(?P<space>reg|param|shared|local|global|"
+    r"const)\s+(?P<attrs>(?:\.(?:align\s+\d+|v[248]|ptr|global|shared|const|local)\s+)*)"
+    r"\.(?P<type>\w+)\s+(?P<name>[%$\w.]+)(?:<(?P<range>\d+)>)?(?:\[(?P<count>\d*)\])*"
+    r"(?:\s*,\s*[%$\w.]+)*"
+    r"(?:\s*=\s*(?P<init>.*))?$", re.S)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at commas that are not inside braces or brackets."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
         else:
-            out_lines.append("" if raw.lstrip().startswith("#") else raw)
-            current += 1
-        line_map.append(current - 1 if not m else current)
-    return "\n".join(out_lines), line_map
-
-
-def _first_error(node: Node) -> Node | None:
-    if node.type == "ERROR" or node.is_missing:
-        return node
-    if not node.has_error:
-        return None
-    for child in node.children:
-        found = _first_error(child)
-        if found is not None:
-            return found
-    return node
-
-
-CASTS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
-
-
-def _template_names(root: Node) -> set[str]:
-    names = set(CASTS)
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.type == "template_declaration":
-            for d in n.named_children:
-                decl = d.child_by_field_name("declarator")
-                while decl is not None and decl.type != "identifier":
-                    decl = decl.child_by_field_name("declarator")
-                if decl is not None:
-                    names.add(decl.text.decode())
-        stack.extend(n.named_children)
-    return names
-
-
-def _misread_templates(root: Node, templates: set[str]) -> list[Node]:
-    """``a < b && c > d`` read as a template call ``a<...>``: the names to parenthesise."""
-    out, stack = [], [root]
-    while stack:
-        n = stack.pop()
-        if n.type == "template_function":
-            name = n.child_by_field_name("name")
-            if name is not None and name.text.decode() not in templates:
-                out.append(name)
-        stack.extend(n.named_children)
+            cur.append(ch)
+    tail = "".join(cur).strip()
+    if tail:
+        out.append(tail)
     return out
 
 
-def _parse_text(text: str) -> Node:
-    """Parse, rewriting comparisons the C++ grammar took for template calls as ``(a) < b``."""
-    data = text.encode()
-    for _ in range(20):
-        root = Parser(_LANGUAGE).parse(data).root_node
-        bad = _misread_templates(root, _template_names(root))
-        if not bad:
-            return root
-        for name in sorted(bad, key=lambda n: n.start_byte, reverse=True):
-            data = (data[:name.start_byte] + b"(" + data[name.start_byte:name.end_byte] + b")"
-                    + data[name.end_byte:])
-    return root
+def _operand(text: str):
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        return [t.strip() for t in text[1:-1].split(",")]
+    return text
 
 
-def parse(source: str, options=()) -> Unit:
-    """Preprocess and parse ``source``; syntax errors raise ``CompileError``."""
-    text, lines = preprocess(source, options)
-    tree = _parse_text(text)
-    unit = Unit(text, tree, lines)
-    bad = _first_error(tree)
-    if bad is not None:
-        line = unit.user_line(bad.start_point[0])
-        snippet = bad.text.decode(errors="replace").strip().splitlines()
-        what = snippet[0][:60] if snippet else "?"
-        raise CompileError(f"syntax error at line {line}: cannot parse {what!r}")
-    return unit
+def _decl(stmt: str) -> Var | None:
+    m = _DECL.match(stmt.strip())
+    if not m:
+        return None
+    attrs = m.group("attrs")
+    align = re.search(r"\.align\s+(\d+)", attrs)
+    vec = re.search(r"\.v(\d)", attrs)
+    dims = re.findall(r"\[(\d*)\]", stmt.split("=")[0])
+    count = 1
+    for d in dims:
+        count = count * int(d) if d else 0
+    if vec:
+        count *= int(vec.group(1))
+    init = None
+    if m.group("init"):
+        raw = m.group("init").strip().strip("{}")
+        init = [_int_literal(v) for v in raw.replace("{", "").replace("}", "").split(",")
+                if v.strip()]  # ints, or names whose address goes there (virtual tables)
+    return Var(m.group("name"), m.group("space"), m.group("type"), count,
+               int(align.group(1)) if align else 0, init, "extern" in m.group("pre"))
+
+
+def _int_literal(v: str) -> int | str:
+    v = v.strip()
+    if not re.fullmatch(r"-?(0[xXfFdD])?[0-9a-fA-F]+", v):
+        return re.sub(r"^generic\((.*)\)$", r"\1", v)  # a symbol: its address
+    if v.startswith(("0f", "0F")):
+        return int(v[2:], 16)
+    if v.startswith(("0d", "0D")):
+        return int(v[2:], 16)
+    return int(v, 0) if not re.fullmatch(r"-?0\d+", v) else int(v, 8)
+
+
+def parse_ptx(text: str, user_file: str) -> PtxModule:
+    """Parse nvcc's PTX; ``user_file`` is the base name of the user's ``.cu`` file."""
+    files = {int(n): p for n, p in _FILE.findall(text)}
+    # the user's file: by name, or the one cudakit.compile wrote (a cached PTX keeps the
+    # name of the cell that compiled it first)
+    user = {n for n, p in files.items() if os.path.basename(p) == user_file
+            or os.path.basename(os.path.dirname(p)).startswith("cudakit-")}
+    text = re.sub(r"\.section\s+\.debug\w*\s*\{.*?\n\s*\}", "", text, flags=re.S)
+    text = _FILE.sub("", text)
+    text = _COMMENT.sub("", text)
+    text = re.sub(r"^\s*\.(?:version|target|address_size)[^\n]*", "", text, flags=re.M)
+    functions: dict[str, Function] = {}
+    variables: dict[str, Var] = {}
+    pos = 0
+    header = re.compile(r"(?P<pre>(?:\.(?:visible|extern|weak)\s+)*)\.(?P<kind>entry|func)\s*"
+                        r"(?:\((?P<ret>[^)]*)\))?\s*(?P<name>[\w$]+)\s*(?:\((?P<params>[^)]*)\))?",
+                        re.S)
+    while pos < len(text):
+        m = header.search(text, pos)
+        chunk = text[pos: m.start() if m else len(text)]
+        for stmt in chunk.split(";"):
+            stmt = stmt.strip()
+            if not stmt or stmt.startswith((".version", ".target", ".address_size")):
+                continue
+            v = _decl(stmt)
+            if v is not None:
+                variables[v.name] = v
+        if not m:
+            break
+        fn = Function(m.group("name"), m.group("kind") == "entry")
+        fn.params = [_decl(p) for p in _split_top(m.group("params") or "")]
+        fn.returns = [_decl(p) for p in _split_top(m.group("ret") or "")]
+        rest = text[m.end():].lstrip()
+        while rest.startswith("."):  # performance directives (.maxntid 256, 1, 1 ...)
+            d = re.match(r"\.\w+(?:\s+[\d,\s]+)?", rest)
+            rest = rest[d.end():].lstrip()
+        body_start = len(text) - len(rest)
+        if rest.startswith(";"):
+            fn.extern = True
+            functions.setdefault(fn.name, fn)
+            pos = body_start + 1
+            continue
+        end = _matching_brace(text, body_start)
+        _body(fn, text[body_start + 1: end], user)
+        functions[fn.name] = fn
+        pos = end + 1
+    return PtxModule(functions, variables, user_file)
+
+
+def _matching_brace(text: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise UnsupportedError("PTX function body without a closing brace")
+
+
+def _body(fn: Function, body: str, user: set[int]) -> None:
+    line, col = 0, 0
+    resolved: dict[tuple, tuple] = {}
+    pending_labels: list[str] = []
+    for raw in body.split(";"):
+        stmt = raw.strip()
+        for loc in _LOC.finditer(stmt):  # several .loc may share a chunk
+            f, ln, c = int(loc.group(1)), int(loc.group(2)), int(loc.group(3))
+            if f in user:
+                here = (ln, c) if ln else (line, col)
+            elif loc.group(4):
+                parent = (int(loc.group(4)), int(loc.group(5)), int(loc.group(6)))
+                here = (parent[1], parent[2]) if parent[0] in user else \
+                    resolved.get(parent, (line, col))
+            else:
+                here = (line, col)
+            resolved[(f, ln, c)] = here
+            line, col = here
+        stmt = _LOC.sub("", stmt)
+        while True:  # labels and braces precede statements
+            stmt = stmt.lstrip("{} \t\n")
+            lm = re.match(r"^([$\w]+):", stmt)
+            if not lm:
+                break
+            pending_labels.append(lm.group(1))
+            stmt = stmt[lm.end():]
+        stmt = stmt.strip()
+        while stmt.endswith(("{", "}")) and stmt.count("{") != stmt.count("}"):
+            stmt = stmt[:-1].rstrip()
+        if not stmt:
+            continue
+        stmt = _LOC.sub("", stmt).strip()
+        if not stmt or stmt.startswith((".pragma", ".maxnreg", ".maxntid", ".reqntid",
+                                        ".minnctapersm", ".noreturn")):
+            continue
+        if stmt.startswith(".branchtargets") or ".callprototype" in stmt:
+            continue  # brx.idx tables (read below), prototypes of indirect calls
+        if stmt.startswith("."):
+            v = _decl(stmt)
+            if v is None:
+                raise UnsupportedError(f"the PTX directive '{stmt.split()[0]}'")
+            if v.space == "reg":
+                m = re.search(r"<(\d+)>", stmt)
+                names = [f"{v.name}{i}" for i in range(int(m.group(1)))] if m else \
+                    [n.strip() for n in stmt.split(f".{v.type}", 1)[1].split(",")]
+                for n in names:
+                    fn.regs[n] = Var(n, "reg", v.type)
+            else:
+                old = fn.vars.get(v.name)
+                if old is None or old.size < v.size:
+                    fn.vars[v.name] = v
+            continue
+        for lab in pending_labels:
+            fn.labels[lab] = len(fn.body)
+        pending_labels = []
+        guard = None
+        gm = re.match(r"^@(!?[%$\w.]+)\s+", stmt)
+        if gm:
+            guard = gm.group(1)
+            stmt = stmt[gm.end():]
+        parts = stmt.split(None, 1)
+        opcode = parts[0]
+        ops_text = parts[1] if len(parts) > 1 else ""
+        if opcode.startswith("call"):
+            operands = _call_operands(ops_text)
+        else:
+            operands = [_operand(o) for o in _split_top(ops_text)]
+        fn.body.append(Instr(opcode, operands, guard, line, col))
+    for lab in pending_labels:
+        fn.labels[lab] = len(fn.body)
+    _branch_tables(fn, body)
+
+
+def _call_operands(text: str) -> list:
+    """``(ret), func, (a, b)`` / ``func, (a)`` / ``func`` -> [rets, name, args]."""
+    groups = re.findall(r"\(([^)]*)\)", text)
+    names = re.sub(r"\([^)]*\)", "", text).replace(",", " ").split()
+    stripped = text.strip()
+    rets = [g.strip() for g in groups[0].split(",") if g.strip()] \
+        if stripped.startswith("(") else []
+    args_text = groups[1] if stripped.startswith("(") and len(groups) > 1 else \
+        (groups[0] if not stripped.startswith("(") and groups else "")
+    args = [a.strip() for a in args_text.split(",") if a.strip()]
+    return [rets, names[0], args]
+
+
+def _branch_tables(fn: Function, body: str) -> None:
+    tables = dict(re.findall(r"([$\w]+):\s*\.branchtargets\s+([^;]+);", body))
+    for ins in fn.body:
+        if ins.opcode.startswith("brx.idx"):
+            ins.label_targets = [t.strip() for t in tables[ins.operands[1]].split(",")]

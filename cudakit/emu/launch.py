@@ -1,7 +1,8 @@
-"""Launching a compiled kernel: check the configuration and arguments, run batches of blocks.
+"""Launching a kernel on the PTX engine: check the configuration and arguments, pack the
+parameter buffer, run the blocks in batches.
 
-Blocks run in batches of up to ``LANES`` threads, in block order; each batch runs
-the kernel body once, vectorised over all its lanes.
+Blocks run in batches of up to ``LANES`` threads, in block order; one batch runs the
+kernel once, vectorised over all its lanes.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import numpy as np
 
 from .. import arch
 from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
-from .compiler import Kernel
-from .runtime import Batch
+from .batch import ALL, RESERVED, Batch
+from .memory import HEAP_BASE
+from .module import _short
+from .scheduler import Frame, run
 
-LANES = 1 << 16  # threads per batch of blocks
-SHARED_PER_BATCH = 8 << 20  # bytes of shared memory per batch (racecheck keeps 7x that)
-DEVICE = arch.get("sm_90")  # the emulated device: an H100's launch limits
+LANES = 1 << 16
+SHARED_PER_BATCH = 8 << 20
+DEVICE = arch.get("sm_90")
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -43,69 +46,79 @@ def dims3(value, what: str, limits) -> tuple[int, int, int]:
     return tuple(vals)
 
 
-def convert_args(kernel: Kernel, args) -> list:
-    """Kernel argument values (uint64 addresses, typed scalars) in parameter order."""
-    if len(args) != len(kernel.params):
-        names = ", ".join(f"{t} {n}" for n, t in kernel.params)
-        raise ArgumentError(f"kernel '{kernel.name}' takes {len(kernel.params)} arguments "
-                            f"({names}), got {len(args)}")
-    out = []
-    for i, ((name, t), a) in enumerate(zip(kernel.params, args, strict=False)):
-        where = f"argument #{i} ('{t} {name}') of kernel '{kernel.name}'"
-        if t.kind == "ptr":
+class Kernel:
+    """One ``.entry`` of a program, ready to launch."""
+
+    def __init__(self, program, mangled: str):
+        self.program = program
+        self.mangled = mangled
+        self.name = _short(mangled)
+        self.dec = program.decoded(mangled)
+        self.params = program.params(mangled)
+        self.ptx_params = self.dec.fn.params
+        self.shared_static, self.shared_symbols = program.layout(self.dec)
+        self.frame_bytes = self.dec.depot
+        self.reserved = "%reserved_smem_offset" in (program.compiled.ptx or "")
+
+
+def pack_args(kernel: Kernel, args) -> dict[str, np.ndarray]:
+    """The parameter buffers of a launch, checked against the C parameter list."""
+    ptx = kernel.ptx_params
+    cparams = kernel.params if len(kernel.params) == len(ptx) else [None] * len(ptx)
+    if len(args) != len(ptx):
+        names = ", ".join(str(p) for p in kernel.params)
+        raise ArgumentError(f"kernel '{kernel.name}' takes {len(ptx)} arguments ({names}), "
+                            f"got {len(args)}")
+    out = {}
+    for i, (var, cp, a) in enumerate(zip(ptx, cparams, args, strict=True)):
+        where = f"argument #{i} ('{cp}') of kernel '{kernel.name}'" if cp else \
+            f"argument #{i} of kernel '{kernel.name}'"
+        size = var.size
+        if cp is not None and cp.ctype.is_pointer:
             addr = _address(a)
             if addr is None:
                 raise ArgumentError(f"{where} must be a device pointer (mem_alloc, "
                                     f"cuda.In/Out, a GPUArray), got {type(a).__name__}")
-            out.append(np.uint64(addr))
-        elif t.is_arith:
-            if not isinstance(a, (np.generic,)) or isinstance(a, np.void):
+            raw = np.uint64(addr).tobytes()
+        elif cp is not None and cp.ctype.dtype is not None and not cp.ctype.dtype.names:
+            t = cp.ctype.dtype
+            if not isinstance(a, np.generic) or isinstance(a, np.void):
                 raise ArgumentError(
                     f"{where} got a plain Python {type(a).__name__}; as with PyCUDA, pass a "
-                    f"NumPy scalar of the exact type, e.g. np.{t.dtype.name}({a!r})")
-            if a.dtype.itemsize != t.dtype.itemsize or (a.dtype.kind == "f") != (
-                    t.kind == "float"):
-                raise ArgumentError(f"{where} got np.{a.dtype.name}; pass np.{t.dtype.name} "
+                    f"NumPy scalar of the exact type, e.g. np.{t.name}({a!r})")
+            if a.dtype.itemsize != t.itemsize or (a.dtype.kind == "f") != (t.kind == "f"):
+                raise ArgumentError(f"{where} got np.{a.dtype.name}; pass np.{t.name} "
                                     f"(the GPU would reinterpret the bytes)")
-            out.append(np.asarray(a).view(t.dtype)[()])
-        elif t.kind in ("vec", "struct"):
-            out.append(_unpack(a, t, where))
+            raw = np.asarray(a).tobytes()
         else:
-            raise ArgumentError(f"{where}: parameters of type '{t}' are not supported")
+            if isinstance(a, (np.generic, np.ndarray)):
+                raw = np.asarray(a).tobytes()
+            else:
+                addr = _address(a)
+                if addr is None:
+                    raise ArgumentError(f"{where}: pass a NumPy value of {size} bytes")
+                raw = np.uint64(addr).tobytes()
+            if len(raw) != size:
+                raise ArgumentError(f"{where} must be {size} bytes (a NumPy record or array "
+                                    f"built with the struct's dtype), got {len(raw)}")
+        buf = np.zeros((1, max(size, 8)), np.uint8)
+        buf[0, : len(raw)] = np.frombuffer(raw, np.uint8)
+        out[var.name] = buf
     return out
 
 
-def _unpack(a, t, where: str):
-    """A struct or vector argument passed as bytes (``np.void``, a record, a 1-element array)."""
-    raw = np.asarray(a).tobytes() if isinstance(a, (np.void, np.ndarray)) else None
-    if raw is None or len(raw) != t.size:
-        got = "?" if raw is None else len(raw)
-        raise ArgumentError(f"{where} must be a NumPy record or array of {t.size} bytes "
-                            f"(got {got}); build it with a structured dtype")
-    return _decode(raw, 0, t, where)
-
-
-def _decode(raw: bytes, off: int, t, where: str):
-    if t.kind == "vec":
-        return tuple(np.frombuffer(raw, t.base.dtype, t.dims[0], off))
-    if t.kind == "struct":
-        return tuple(_decode(raw, off + o, ft, where) for _, ft, o in t.fields)
-    if t.kind in ("int", "float", "bool"):
-        return np.frombuffer(raw, t.dtype, 1, off)[0]
-    if t.kind == "ptr":
-        return np.frombuffer(raw, np.uint64, 1, off)[0]
-    raise ArgumentError(f"{where}: members of type '{t}' cannot be passed by value here")
-
-
 def _address(a):
-    from .driver import DeviceAllocation
-
-    if isinstance(a, DeviceAllocation):
-        return int(a)
+    if isinstance(a, np.ndarray):
+        return None
     if hasattr(a, "gpudata"):
         return int(a.gpudata)
+    if type(a).__name__ == "DeviceAllocation":
+        return int(a)
     if isinstance(a, (np.uint64, np.intp, int)) and not isinstance(a, bool):
         return int(a)
+    if hasattr(a, "__index__") and not isinstance(a, (np.generic, bool)):
+        v = int(a)
+        return v if v >= HEAP_BASE else None
     return None
 
 
@@ -121,32 +134,34 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     shared = int(shared or 0)
     if shared < 0:
         raise LaunchError(f"shared={shared}: the dynamic shared memory size cannot be negative")
-    if kernel.shared_static > DEVICE.shared_memory_per_block:
-        raise LaunchError(f"kernel '{kernel.name}' declares {kernel.shared_static} bytes of "
+    static = kernel.shared_static
+    if static > DEVICE.shared_memory_per_block:
+        raise LaunchError(f"kernel '{kernel.name}' declares {static} bytes of "
                           f"__shared__ arrays; the limit is {DEVICE.shared_memory_per_block}")
-    dyn_offset = -(-kernel.shared_static // 16) * 16
-    total = dyn_offset + shared if shared else kernel.shared_static
+    dyn_offset = -(-static // 16) * 16
+    total = dyn_offset + shared if shared else static
     if total > DEVICE.shared_memory_per_block_optin:
         raise LaunchError(f"kernel '{kernel.name}' needs {total} bytes of shared memory per "
                           f"block; an H100 allows at most {DEVICE.shared_memory_per_block_optin}"
                           f" (above 48 KB only as dynamic shared memory)")
-    values = convert_args(kernel, args)
+    params = pack_args(kernel, args)
     nblocks = grid[0] * grid[1] * grid[2]
     pad = -(-tpb // 32) * 32
     per_batch = max(1, min(nblocks, LANES // pad, SHARED_PER_BATCH // max(total, 1)))
     limit = default_timeout() if timeout is None else float(timeout)
     deadline = time.perf_counter() + limit
+    program = kernel.program
     with np.errstate(all="ignore"):
         for first in range(0, nblocks, per_batch):
             count = min(per_batch, nblocks - first)
-            b = Batch(kernel, grid, block, first, count, total, racecheck, trace, deadline,
-                      counter)
-            b.dyn_offset = dyn_offset
-            b.frame = [None] * kernel.nslots
-            b.frame[: len(values)] = values
-            b.frame_base = b.reserve_local(kernel.frame_bytes) if kernel.frame_bytes else 0
+            b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
+                      counter, program.sites, kernel.shared_symbols, dyn_offset,
+                      RESERVED if kernel.reserved else 0)
+            fr = Frame(b, kernel.dec, program, kernel.name)
+            fr.params.update(params)
+            lanes = ALL if b.dense else np.flatnonzero(b.valid)
             try:
-                kernel.body(b)
+                run(fr, lanes, entry=True)
             except CudakitError:
                 raise
             except RecursionError as exc:
@@ -155,5 +170,5 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
             except Exception as exc:  # a gap in the emulator, not the user's fault
                 raise UnsupportedError(
                     f"the emulator failed on line {b.line} of kernel '{kernel.name}' "
-                    f"({type(exc).__name__}: {exc}); this construct is probably outside the "
-                    f"supported subset. Please report it; it runs on a GPU.") from exc
+                    f"({type(exc).__name__}: {exc}). Please report it; it runs on a GPU."
+                ) from exc

@@ -1,373 +1,441 @@
-"""A translation unit compiled for the emulator: its functions, globals and kernels.
+"""A compiled module for the emulator: nvcc's PTX, its variables placed in emulated memory,
+its functions decoded on first use, and the kernels' names as the user writes them.
 
->>> m = Module('extern "C" __global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }')
->>> m.kernel("twice").params[0][1].name
-'float*'
+>>> p = Program('__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }')
+>>> p.entry("twice").name
+'_Z5twicePf'
 """
 
 from __future__ import annotations
 
-import functools
 import re
+import sys
 
 import numpy as np
 
-from ..errors import CudakitError, LaunchError, UnsupportedError
-from . import c_types as ct
-from .compiler import Compiler, Function, Kernel
-from .frontend import parse
-from .memory import HEAP, SHARED_BASE
-from .names import Binding, Scope
-from .statements import addressed_names
-from .values import convert
+from .. import compiler
+from ..errors import CompileError, KernelFaultError, LaunchError, UnsupportedError
+from ..signature import demangle, params_from_mangled, parse_kernels, split_demangled
+from .batch import SharedSymbol, Site
+from .decode import Decoded, decode_function
+from .frontend import parse_ptx
+from .memory import HEAP, HEAP_BASE, LOCAL_BASE
+from .scheduler import MAX_DEPTH, Frame, run
+
+ARCH = "sm_90"  # the emulated device is an H100
+FUNCTIONS = 3 << 40  # addresses of device functions (function pointers, virtual tables)
+DYNAMIC_PARALLELISM = ("cudaLaunchDevice", "cudaGetParameterBuffer", "cudaLaunchDeviceV2",
+                       "cudaGetParameterBufferV2", "cudaDeviceSynchronize", "cudaStreamCreate",
+                       "cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
 
 
-class FunctionDef:
-    """A function definition in the source, possibly a template."""
+class Program:
+    """``source`` compiled by nvcc for sm_90 and parsed; kernels decoded when first used."""
 
-    def __init__(self, name, node, tparams, is_kernel):
-        self.name, self.node, self.tparams, self.is_kernel = name, node, tparams, is_kernel
-
-
-class Module:
-    """Parse ``source`` once; compile kernels (and template instantiations) on demand."""
-
-    def __init__(self, source: str, options=()):
-        self.unit = parse(source, options)
-        self.sites: list = []
-        self.functions: dict[str, FunctionDef] = {}  # the first definition of each name
-        self.overloads: dict[str, list[FunctionDef]] = {}
-        self.globals = Scope()
+    def __init__(self, source: str, options=(), name: str = "kernel"):
+        self.source = source
+        self.options = tuple(options)
+        self.name = name
+        self.lines = source.splitlines()
+        self.instances: list[str] = []
+        self._compile()
+        self.sites: list[Site] = []
+        self._site_of: dict[tuple, Site] = {}
+        self._decoded: dict[str, Decoded] = {}
         self.symbols: dict[str, tuple[int, int]] = {}
-        self._kernels: dict = {}
-        self._devfns: dict = {}
-        self._top = Compiler(self, Kernel("<module>", self), {}, "<module>")
-        self._top.scope = self.globals
-        for node in self.unit.root.named_children:
-            try:
-                self._toplevel(node)
-            except CudakitError:
-                raise
-            except Exception as exc:  # a gap in the emulator, reported with the user's line
-                line = self.unit.user_line(node.start_point[0])
-                raise UnsupportedError(
-                    f"the emulator cannot read the declaration at line {line} "
-                    f"({type(exc).__name__}: {exc}). Please report it; it runs on a GPU."
-                ) from exc
+        self._addresses: dict[str, int] = {}
+        self._shared: dict[str, int] = {}
+        self._fn_offsets: dict[str, dict[str, int]] = {}
+        self._place_variables()
+        self._source_params = parse_kernels(source)
 
-    # -- top level -------------------------------------------------------------------
-    def _toplevel(self, node, tparams=None):
-        t = node.type
-        if t == "linkage_specification":
-            body = node.child_by_field_name("body")
-            kids = body.named_children if body.type == "declaration_list" else [body]
-            for k in kids:
-                self._toplevel(k)
-        elif t == "template_declaration":
-            params = self._template_params(node.child_by_field_name("parameters"))
-            for k in node.named_children[1:]:
-                self._toplevel(k, params)
-        elif t == "function_definition":
-            decl = node.child_by_field_name("declarator")
-            while decl.type in ("pointer_declarator", "reference_declarator"):
-                decl = decl.named_children[-1]
-            name_node = decl.child_by_field_name("declarator")
-            name = name_node.text.decode()
-            is_kernel = any(c.type == "__global__" for c in node.children) or \
-                "__global__" in self._top.qualifiers(node)
-            fdef = FunctionDef(name, node, tparams or [], is_kernel)
-            self.overloads.setdefault(name, []).append(fdef)
-            self.functions.setdefault(name, fdef)
-        elif t == "declaration":
-            if node.child_by_field_name("declarator") is not None and \
-                    node.child_by_field_name("declarator").type == "function_declarator":
-                return  # a prototype
-            if tparams is not None:
-                return  # explicit instantiation: instantiated on demand
-            self._global(node)
-        elif t in ("comment", "type_definition", "using_declaration", "namespace_definition",
-                   "expression_statement", "preproc_call"):
-            if t == "type_definition":
-                self._typedef(node)
-        elif t == "template_instantiation":
-            return  # `template __global__ void f<3>(...);`: instantiated on demand
-        elif t == "struct_specifier":
-            self._top.struct_type(node)
-        elif t == "enum_specifier":
-            self._top.enum_type(node)
-        elif t == "class_specifier":
-            raise self._top.unsupported(node, "classes (structs with data members only are "
-                                              "supported)")
-        else:
-            raise self._top.unsupported(node)
+    def _compile(self) -> None:
+        """nvcc -> PTX -> parsed module, with the template instances asked for so far."""
+        text = self.source + "".join(
+            f"\nstatic void* __cudakit_instance_{k} = (void*)&{inst};"
+            for k, inst in enumerate(self.instances))
+        compiled = compiler.compile(text, self.options, arch=ARCH, name=self.name, ptx=True)
+        self.compiled = compiled
+        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name) + ".cu"
+        self.module = parse_ptx(compiled.ptx or "", filename)
+        self.kernels = {n: f for n, f in self.module.functions.items() if f.entry}
+        self._decoded = {}
 
-    def _typedef(self, node):
-        base = self._top.base_type(node.child_by_field_name("type"))
-        for d in node.children_by_field_name("declarator"):
-            name, typ, _, _ = self._top.declarator(d, base)
-            self.globals.names[name] = Binding("type", type=typ)
-
-    def _template_params(self, node):
-        out = []
-        for p in node.named_children:
-            if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration"):
-                ident = [c for c in p.named_children if c.type == "type_identifier"]
-                out.append(("type", ident[0].text.decode(), None))
-            elif p.type in ("parameter_declaration", "optional_parameter_declaration"):
-                t = self._top.base_type(p.child_by_field_name("type"))
-                out.append(("value", p.child_by_field_name("declarator").text.decode(), t))
-            else:
-                raise self._top.unsupported(p, "this kind of template parameter")
-        return out
-
-    def _global(self, node):
-        c = self._top
-        quals = c.qualifiers(node)
-        base = c.base_type(node.child_by_field_name("type"))
-        for d in node.children_by_field_name("declarator"):
-            name, t, init, _ = c.declarator(d, base)
-            if "__constant__" in quals or "__device__" in quals:
-                space = "constant" if "__constant__" in quals else "global"
-                addr = HEAP.alloc(t.size, label=f"{space} symbol '{name}'", space=space)
-                self.symbols[name] = (addr, t.size)
-                if init is not None:
-                    HEAP.write(addr, self._initial_bytes(t, init))
-                a = np.uint64(addr)
-                self.globals.names[name] = Binding("mem", type=t, addr=lambda b, a=a: a,
-                                                   value=space)
-            elif "__shared__" in quals and "extern" in quals and t.kind == "array":
-                # SDK style: the launch's dynamic shared memory, seen by every kernel here
-                self.globals.names[name] = Binding(
-                    "mem", type=t, addr=lambda b: np.uint64(SHARED_BASE + b.dyn_offset),
-                    value="shared",
-                )
-            elif "__shared__" in quals:
-                raise c.unsupported(node, "a static __shared__ variable at file scope "
-                                          "(declare it inside the kernel)")
-            elif t.is_arith and init is not None:
-                e = c.expr(init)
-                if e.const is None:
-                    raise c.unsupported(node, f"the non-constant global '{name}'")
-                self.globals.names[name] = Binding("const", type=t,
-                                                   value=convert(e.const, e.type, t))
-            else:
-                raise c.unsupported(node, f"the global variable '{name}' (use __device__ "
-                                          f"or __constant__)")
-
-    def _initial_bytes(self, t, init) -> bytes:
-        c = self._top
-        leaves = []
-
-        def walk(n):
-            if n.type == "initializer_list":
-                for k in n.named_children:
-                    walk(k)
-            else:
-                e = c.expr(n)
-                if e.const is None:
-                    raise c.unsupported(n, "a non-constant initializer")
-                leaves.append(convert(e.const, e.type, t.base if t.kind == "array" else t))
-        walk(init)
-        et = t.base if t.kind == "array" else t
-        out = np.zeros(t.size // et.size, et.dtype)
-        out[: len(leaves)] = leaves
-        return out.tobytes()
-
-    # -- kernels ---------------------------------------------------------------------
-    def kernel_names(self) -> list[str]:
-        return [n for n, f in self.functions.items() if f.is_kernel]
-
-    def kernel(self, spec: str) -> Kernel:
-        """The kernel named ``spec``: ``"name"``, ``"name<256>"`` or a mangled name."""
-        if spec in self._kernels:
-            return self._kernels[spec]
-        name, targs = _split_spec(spec)
-        fdef = self.functions.get(name)
-        if fdef is None or not fdef.is_kernel:
-            known = ", ".join(self.kernel_names()) or "none"
-            raise LaunchError(f"no kernel named '{spec}' in this module (kernels: {known})")
-        if len(targs) != len(fdef.tparams):
-            raise LaunchError(
-                f"kernel '{name}' takes {len(fdef.tparams)} template arguments; ask for it as "
-                f"get_function(\"{name}<...>\")" if fdef.tparams else
-                f"kernel '{name}' is not a template")
-        tb = {}
-        for (kind, pname, ptype), a in zip(fdef.tparams, targs, strict=False):
-            if kind == "type":
-                t = ct.lookup(a)
-                if t is None:
-                    raise LaunchError(f"unknown template type argument '{a}' for '{name}'")
-                tb[pname] = Binding("type", type=t)
-            else:
-                tb[pname] = Binding("const", type=ptype, value=convert(
-                    np.int64(int(a.rstrip("uUlL"), 0)), ct.LONG, ptype))
-        k = Kernel(spec, self)
+    def instantiate(self, name: str) -> None:
+        """Have nvcc instantiate the kernel template ``name`` (``"scale<float, 4>"``)."""
+        self.instances.append(name)
         try:
-            self._compile_into(k, fdef, tb, k, is_kernel=True)
-        except CudakitError:
-            raise
-        except Exception as exc:  # a gap in the emulator's compiler
-            line = self.unit.user_line(fdef.node.start_point[0])
-            raise UnsupportedError(
-                f"the emulator cannot compile kernel '{spec}' (line {line}): "
-                f"{type(exc).__name__}: {exc}. Please report it; it runs on a GPU.") from exc
-        self._kernels[spec] = k
-        return k
+            self._compile()
+        except CompileError as exc:
+            self.instances.pop()
+            self._compile()
+            raise LaunchError(f"cannot instantiate the kernel template '{name}': "
+                              f"{exc}") from None
+        self._place_variables()
 
-    def _signature(self, c: Compiler, fdef):
-        """``(return type, [(name, type, is_reference, default)])`` of ``fdef``.
-
-        ``const T&`` parameters behave as values; other ``T&`` parameters hold the
-        argument's address (type ``T*``, ``is_reference`` True). ``default`` is the
-        syntax node of a default argument, or ``None``.
-        """
-        node = fdef.node
-        ret = c.base_type(node.child_by_field_name("type"))
-        decl = node.child_by_field_name("declarator")
-        while decl.type == "pointer_declarator":
-            ret = ct.pointer(ret)
-            decl = decl.named_children[-1]
-        params = []
-        for p in decl.child_by_field_name("parameters").named_children:
-            if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
-                raise c.unsupported(p, "this kind of parameter")
-            pt = c.base_type(p.child_by_field_name("type"))
-            d = p.child_by_field_name("declarator")
-            if d is None:
-                if pt.kind == "void":
-                    continue
-                raise c.unsupported(p, "an unnamed parameter")
-            ref = d.type == "reference_declarator"
-            if ref:
-                if fdef.is_kernel:
-                    raise c.unsupported(p, "a reference parameter of a __global__ function")
-                d = d.named_children[-1]
-                ref = "const" not in c.qualifiers(p)
-            pname, pt, _, _ = c.declarator(d, pt)
-            if pt.kind == "array":
-                pt = ct.pointer(pt.base)
-            params.append((pname, pt, ref, p.child_by_field_name("default_value")))
-        return ret, params
-
-    def _compile_into(self, target, fdef, tb, kernel, is_kernel):
-        c = Compiler(self, kernel, tb, fdef.name)
-        c.is_kernel = is_kernel
-        node = fdef.node
-        c.addressed = addressed_names(node.child_by_field_name("body"), self.reference_positions)
-        c.ret_type, params = self._signature(c, fdef)
-        for pname, pt, ref, _ in params:
-            slot = c.nslots
-            c.nslots += 1
-            c.scope.names[pname] = Binding("ref" if ref else "reg", type=pt, slot=slot)
-        self._set_params(target, params)
-        if isinstance(target, Function):
-            target.ret = c.ret_type
-        target.body = c.stmt(node.child_by_field_name("body")) or (lambda b: None)
-        target.nslots = c.nslots
-        target.frame_bytes = c.frame_bytes
-        return target
-
-    @staticmethod
-    def _set_params(target, params):
-        target.params = [(n, ct.pointer(t) if ref else t) for n, t, ref, _ in params]
-        target.refs = {i for i, (_, _, ref, _) in enumerate(params) if ref}
-        target.defaults = [d for _, _, _, d in params]
-
-    @functools.cached_property
-    def reference_positions(self) -> dict[str, set[int]]:
-        """Per function name: the positions of its non-const reference parameters."""
-        out: dict[str, set[int]] = {}
-        for name, fdef in ((n, f) for n, fs in self.overloads.items() for f in fs):
-            decl = fdef.node.child_by_field_name("declarator")
-            while decl.type == "pointer_declarator":
-                decl = decl.named_children[-1]
-            plist = decl.child_by_field_name("parameters")
-            if plist is None:
+    # -- variables ---------------------------------------------------------------------
+    def _place_variables(self) -> None:
+        offset = getattr(self, "module_shared", 0)
+        for name, var in self.module.variables.items():
+            if name in self._addresses:
                 continue
-            refs = {i for i, p in enumerate(plist.named_children)
-                    if p.child_by_field_name("declarator") is not None
-                    and p.child_by_field_name("declarator").type == "reference_declarator"
-                    and "const" not in self._top.qualifiers(p)}
-            if refs:
-                out.setdefault(name, set()).update(refs)
-        return out
+            if var.space in ("global", "const"):
+                size = max(var.size, 1)
+                addr = HEAP.alloc(size, label=f"{'constant' if var.space == 'const' else 'global'}"
+                                  f" symbol '{_short(name)}'", space="constant"
+                                  if var.space == "const" else "global")
+                if var.init:
+                    values = [v if isinstance(v, int) else self._address_of(v) for v in var.init]
+                    data = np.array(values, dtype=np.uint64).astype(
+                        np.dtype(f"u{var.elem_size}")).tobytes()[:size]
+                    HEAP.write(addr, data)
+                self._addresses[name] = addr
+                self.symbols[name] = (addr, var.size)
+                self.symbols.setdefault(_short(name), (addr, var.size))
+            elif var.space == "shared" and not var.extern and var.count and \
+                    name not in self._shared:
+                align = max(var.align, var.elem_size)
+                offset = -(-offset // align) * align
+                self._shared[name] = offset
+                offset += var.size
+        self.module_shared = offset
 
-    def overload(self, name: str, args, caller) -> FunctionDef:
-        """The definition of ``name`` a call with arguments ``args`` (Exprs) selects: the
-        right number of parameters, then the most parameter types matching exactly."""
-        best, best_score = None, -1
-        for fdef in self.overloads[name]:
-            if fdef.tparams:
-                score = 0
+    def _address_of(self, name: str) -> int:
+        """Address of a symbol in an initialiser: a function's (for virtual tables) or a
+        variable's placed before it; 0 when unknown."""
+        if name in self.module.functions:
+            return self.function_address(name)
+        return self._addresses.get(name, 0)
+
+    def function_address(self, name: str) -> int:
+        """A device function's address, for function pointers (outside all memory windows)."""
+        names = list(self.module.functions)
+        return FUNCTIONS + 16 * names.index(name)
+
+    def function_at(self, address: int) -> str | None:
+        names = list(self.module.functions)
+        k, rest = divmod(int(address) - FUNCTIONS, 16)
+        return names[k] if not rest and 0 <= k < len(names) else None
+
+    def module_symbol(self, name: str):
+        if name in self._addresses:
+            a = np.uint64(self._addresses[name])
+            return (lambda fr: a), "global" if self.module.variables[name].space == "global" \
+                else "const"
+        var = self.module.variables.get(name)
+        if var is not None and var.space == "shared":
+            return self.shared_symbol(name)
+        if name == "WARP_SZ":
+            return (lambda fr: np.uint64(32)), "const"
+        if name in self.module.functions:
+            if self.module.functions[name].entry:
+                raise UnsupportedError("dynamic parallelism (launching kernels from the "
+                                       "device) is not supported by the emulator")
+            a = np.uint64(self.function_address(name))
+            return (lambda fr: a), "function"
+        raise UnsupportedError(f"the PTX symbol '{name}'")
+
+    def shared_symbol(self, name: str, fn=None):
+        """``(frame) -> shared-window offset`` of a shared variable."""
+        offsets = self._shared if fn is None else {**self._shared, **self._fn_shared(fn)}
+        if name in offsets:
+            off = np.uint64(offsets[name])
+            return (lambda fr: off), "shared"
+        return (lambda fr: np.uint64(fr.b.dyn_offset)), "shared"
+
+    def _fn_shared(self, fn) -> dict[str, int]:
+        """Offsets of the shared variables declared in ``fn``'s body (after the module's)."""
+        cached = self._fn_offsets.get(fn.name)
+        if cached is None:
+            cached, offset = {}, self.module_shared
+            for name, var in fn.vars.items():
+                if var.space == "shared" and not var.extern and var.count:
+                    align = max(var.align, var.elem_size)
+                    offset = -(-offset // align) * align
+                    cached[name] = offset
+                    offset += var.size
+            self._fn_offsets[fn.name] = cached
+        return cached
+
+    def layout(self, dec: Decoded) -> tuple[int, list[SharedSymbol]]:
+        """Static shared bytes of a kernel and its shared arrays (extern ones sized -1)."""
+        own = self._fn_shared(dec.fn)
+        syms = [SharedSymbol(_short(n), o, self.module.variables[n].size)
+                for n, o in self._shared.items()]
+        syms += [SharedSymbol(_short(n), o, dec.fn.vars[n].size) for n, o in own.items()]
+        extern = [n for n, v in list(dec.fn.vars.items()) + list(self.module.variables.items())
+                  if v.space == "shared" and (v.extern or v.count == 0)]
+        syms += [SharedSymbol(_short(n), 0, -1) for n in extern]
+        static = max([self.module_shared] + [s.offset + s.size for s in syms if s.size >= 0])
+        return static, syms
+
+    # -- local memory --------------------------------------------------------------------
+    def depot_size(self, fn) -> int:
+        return sum(-(-v.size // 16) * 16 for v in fn.vars.values() if v.space == "local")
+
+    def local_offset(self, fn, name: str) -> int:
+        off = 0
+        for n, v in fn.vars.items():
+            if v.space != "local":
+                continue
+            if n == name:
+                return off
+            off += -(-v.size // 16) * 16
+        raise UnsupportedError(f"the local variable '{name}'")
+
+    # -- sites -----------------------------------------------------------------------------
+    def site(self, ins, op: str) -> Site:
+        """The source site of a memory instruction. Its column is that of the array or
+        pointer the address derives from (``in`` in ``out[i] = in[i * s]``), else the
+        statement's; the instructions of one access (an unrolled loop's copies) share it."""
+        line = ins.line
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        column = max(ins.column, 1)
+        if ins.base:
+            found = [m.start() + 1 for m in re.finditer(
+                rf"(?<![\w.]){re.escape(ins.base)}\s*(\[|->|\.|\))", text)]
+            if found:
+                column = found[0] if op == "st" or len(found) == 1 else found[-1] \
+                    if found[0] < _assignment(text) else found[0]
+        key = (line, column, op)
+        s = self._site_of.get(key)
+        if s is None:
+            s = Site(len(self.sites), line, column, text.strip())
+            self.sites.append(s)
+            self._site_of[key] = s
+        return s
+
+    # -- functions -------------------------------------------------------------------------
+    def decoded(self, name: str) -> Decoded:
+        d = self._decoded.get(name)
+        if d is None:
+            fn = self.module.functions.get(name)
+            if fn is None or fn.extern:
+                raise UnsupportedError(f"a call of the external function '{name}'")
+            _provenance(fn, self._c_names(fn))
+            d = self._decoded[name] = decode_function(fn, self)
+        return d
+
+    def _c_names(self, fn) -> dict[str, str]:
+        """PTX names -> the C names the user wrote: kernel parameters and variables."""
+        names = {}
+        if fn.entry:
+            cparams = self.params(fn.name)
+            if len(cparams) == len(fn.params):
+                names.update({v.name: p.name for v, p in zip(fn.params, cparams, strict=True)})
+        for n in list(self.module.variables) + list(fn.vars):
+            names[n] = _short(n)
+        return names
+
+    def entry(self, name: str):
+        """The ``.entry`` for a kernel named as in C++ (``add``, ``red<128>``) or mangled."""
+        if name in self.kernels:
+            return self.kernels[name]
+        if name.startswith("_Z"):
+            name = split_demangled(demangle(name))[0]
+        wanted = _norm(name)
+        exact = [m for m in self.kernels if _norm(_short(m)) == wanted]
+        if exact:
+            return self.kernels[exact[0]]
+        plain = [m for m in self.kernels if _plain(_short(m)) == _plain(wanted)]
+        if "<" not in wanted and len(plain) == 1 and "<" not in _short(plain[0]):
+            return self.kernels[plain[0]]
+        known = ", ".join(sorted({_plain(_short(m)) for m in self.kernels}
+                                 | set(self._source_params))) or "none"
+        if "<" in wanted and name not in self.instances and \
+                _plain(wanted) in self._source_params:
+            self.instantiate(name)
+            return self.entry(name)
+        if "<" not in wanted and (plain or wanted in self._source_params):
+            raise LaunchError(f"kernel '{name}' is a template: give its template arguments, "
+                              f"e.g. get_function('{name}<...>') (kernels: {known})")
+        raise LaunchError(f"no kernel named '{name}' in this module (kernels: {known})")
+
+    def params(self, mangled: str):
+        """C parameter list of an entry (types from the mangled name, names from the source)."""
+        short, _ = split_demangled(demangle(mangled))
+        plain = short.split("<", 1)[0]
+        return params_from_mangled(mangled, self._source_params.get(plain)
+                                   or self._source_params.get(mangled))
+
+    # -- calls -----------------------------------------------------------------------------
+    def call_op(self, scope, ins, rets, name, args):
+        if name.startswith("%"):  # through a function pointer or a virtual table
+            target = scope.read(name, "u64")
+
+            def indirect(fr, L):
+                lanes = fr.b.index(L)
+                where = np.broadcast_to(np.asarray(target(fr, L)), lanes.shape)
+                for address in np.unique(where):
+                    callee = self.function_at(address)
+                    if callee is None or self.module.functions[callee].entry:
+                        lane = int(lanes[np.argmax(where == address)])
+                        raise KernelFaultError(
+                            f"call through an invalid function pointer ({int(address):#x}) at "
+                            f"line {ins.line} in {fr.b.who(lane)}")
+                    self._invoke(fr, lanes[where == address], callee, rets, args, ins)
+            return indirect
+        if name == "vprintf":
+            return self._printf(ins, args, rets)
+        if name == "__assertfail":
+            return self._assertfail(ins, args)
+        if name.startswith(DYNAMIC_PARALLELISM):
+            raise UnsupportedError("dynamic parallelism (launching kernels from the device) is "
+                                   "not supported by the emulator")
+        if name in ("malloc", "free"):
+            raise UnsupportedError("device-side malloc/free")
+        return lambda fr, L: self._invoke(fr, L, name, rets, args, ins)
+
+    def _invoke(self, fr, L, name, rets, args, ins) -> None:
+        """Run device function ``name`` for lanes ``L`` of frame ``fr``."""
+        if fr.depth >= MAX_DEPTH:
+            raise UnsupportedError(
+                f"recursion deeper than {MAX_DEPTH} calls in '{_short(name)}' at line "
+                f"{ins.line}; the emulator (like a GPU's small stack) cannot go that deep.")
+        callee = self.decoded(name)
+        sp = fr.b.local_sp
+        cf = Frame(fr.b, callee, self, fr.kernel_name, fr.depth + 1)
+        for p, a in zip(callee.fn.params, args, strict=False):
+            cf.params[p.name] = fr.param_buffer(a).copy()
+        try:
+            run(cf, L, entry=False)
+        finally:
+            fr.b.local_sp = sp
+        for r, p in zip(rets, callee.fn.returns, strict=False):
+            fr.param_buffer(r)[L] = cf.param_buffer(p.name)[L]
+
+    def _string(self, address: int) -> str:
+        start = address - HEAP_BASE
+        raw = HEAP.arena[start: start + 4096]
+        end = int(np.argmax(raw == 0)) if (raw == 0).any() else raw.size
+        return bytes(raw[:end]).decode("utf-8", "replace")
+
+    def _printf(self, ins, args, rets):
+        def printf(fr, L):
+            b = fr.b
+            for r in rets:
+                fr.param_buffer(r)
+            lanes = b.index(L)
+            fmt_buf = fr.param_buffer(args[0])
+            arg_buf = fr.param_buffer(args[1]) if len(args) > 1 else None
+            out = sys.stdout
+            cache: dict[int, tuple] = {}
+            for lane in lanes:
+                faddr = int(fmt_buf[lane, :8].view(np.uint64)[0])
+                spec = cache.get(faddr)
+                if spec is None:
+                    spec = cache[faddr] = _printf_layout(self._string(faddr))
+                template, convs = spec
+                base = int(arg_buf[lane, :8].view(np.uint64)[0]) - LOCAL_BASE if convs else 0
+                vals = []
+                for off, dt, kind in convs:
+                    raw = b.local[lane, base + off: base + off + np.dtype(dt).itemsize]
+                    v = raw.view(dt)[0]
+                    if kind == "s":
+                        vals.append(self._string(int(v)))
+                    elif kind == "c":
+                        vals.append(chr(int(v) & 0xFF))
+                    else:
+                        vals.append(v.item())
+                out.write(template % tuple(vals))
+        return printf
+
+    def _assertfail(self, ins, args):
+        def fail(fr, L):
+            b = fr.b
+            lane = int(b.index(L)[0])
+            msg = self._string(int(fr.param_buffer(args[0])[lane, :8].view(np.uint64)[0]))
+            raise KernelFaultError(f"assert failed at line {ins.line} in {b.who(lane)}: "
+                                   f"assert({msg}) in kernel '{fr.kernel_name}'")
+        return fail
+
+
+_SPEC = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(hh|h|ll|l|z|j|t)?([diouxXeEfFgGcsp%])")
+
+
+def _printf_layout(fmt: str):
+    """A Python %-template and ``(offset, dtype, kind)`` of each argument in vprintf's buffer."""
+    pieces, convs, pos, off = [], [], 0, 0
+    for m in _SPEC.finditer(fmt):
+        flags, length, conv = m.group(1), m.group(2), m.group(3)
+        pieces.append(fmt[pos:m.start()].replace("%", "%%"))
+        pos = m.end()
+        if conv == "%":
+            pieces.append("%%")
+            continue
+        if conv in "eEfFgG":
+            dt, py = np.float64, conv
+        elif conv in "sp":
+            dt, py = np.uint64, "s" if conv == "s" else "#x"
+        elif length in ("l", "ll", "z", "j", "t"):
+            dt, py = (np.int64 if conv in "di" else np.uint64), conv.replace("u", "d").replace(
+                "i", "d")
+        else:
+            dt, py = (np.int32 if conv in "dic" else np.uint32), conv.replace("u", "d").replace(
+                "i", "d")
+        size = np.dtype(dt).itemsize
+        off = -(-off // size) * size
+        convs.append((off, dt, conv))
+        off += size
+        pieces.append("%" + flags + (py if py != "#x" else "x") if py != "#x" else
+                      "0x%" + flags + "x")
+    pieces.append(fmt[pos:].replace("%", "%%"))
+    return "".join(pieces), convs
+
+
+_DERIVE = ("mov", "cvta", "add", "sub", "mad", "cvt")
+
+
+def _provenance(fn, names: dict[str, str]) -> None:
+    """Mark each memory instruction with the C name its address derives from: a kernel
+    parameter (through ``ld.param``) or a variable, followed through moves and arithmetic."""
+    base: dict[str, str] = {}
+    for ins in fn.body:
+        op = ins.opcode.split(".")[0]
+        ops = ins.operands
+        if op in ("ld", "st", "atom", "red") and ".param" not in ins.opcode:
+            addr = ops[1] if op in ("ld", "atom") else ops[0]
+            if isinstance(addr, str) and addr.startswith("["):
+                inner = re.split(r"[+\]]", addr[1:])[0].strip()
+                ins.base = base.get(inner) or names.get(inner)
+            continue
+        if not ops or not isinstance(ops[0], str):
+            continue
+        if op == "ld" and ".param" in ins.opcode:
+            inner = re.split(r"[+\]]", ops[1][1:])[0].strip()
+            if inner in names:
+                base[ops[0]] = names[inner]
+            continue
+        if op in _DERIVE:
+            found = next((base.get(a) or names.get(a) for a in ops[1:]
+                          if isinstance(a, str) and (a in base or a in names)), None)
+            if found:
+                base[ops[0]] = found
             else:
-                _, params = self._signature(Compiler(self, caller.k, {}, name), fdef)
-                required = sum(d is None for _, _, _, d in params)
-                if not required <= len(args) <= len(params):
-                    continue
-                score = sum(pt == (a.type if a.type.kind != "array" else ct.pointer(a.type.base))
-                            for (_, pt, _, _), a in zip(params, args, strict=False))
-            if score > best_score:
-                best, best_score = fdef, score
-        return best or self.functions[name]
-
-    def device_function(self, fdef, tb, kernel, node, caller) -> Function:
-        name = fdef.name
-        key = (id(fdef.node), tuple(sorted((k, v.kind, str(v.type), v.value)
-                                           for k, v in tb.items())), id(kernel))
-        fn = self._devfns.get(key)
-        if fn is None:
-            if fdef.is_kernel:
-                raise caller.unsupported(node, f"calling the __global__ function '{name}' "
-                                               f"from device code")
-            fn = Function(name, ct.VOID, [])
-            self._devfns[key] = fn
-            # parameters must be known before a recursive call compiles
-            self._compile_header(fn, fdef, tb, kernel)
-            self._compile_into(fn, fdef, tb, kernel, is_kernel=False)
-        return fn
-
-    def _compile_header(self, fn, fdef, tb, kernel):
-        c = Compiler(self, kernel, tb, fdef.name)
-        fn.ret, params = self._signature(c, fdef)
-        self._set_params(fn, params)
-
-    def deduce(self, fdef, arg_types, node, caller) -> dict:
-        """Template arguments of ``fdef`` deduced from the call's argument types."""
-        out = {}
-        decl = fdef.node.child_by_field_name("declarator")
-        params = decl.child_by_field_name("parameters").named_children
-        tnames = {n for k, n, _ in fdef.tparams if k == "type"}
-        for p, at in zip(params, arg_types, strict=False):
-            tn = p.child_by_field_name("type").text.decode()
-            d = p.child_by_field_name("declarator")
-            depth = 0
-            while d is not None and d.type == "pointer_declarator":
-                depth += 1
-                d = d.child_by_field_name("declarator")
-            if tn in tnames and tn not in out:
-                t = at
-                for _ in range(depth):
-                    t = t.base
-                out[tn] = Binding("type", type=t)
-        missing = [n for k, n, _ in fdef.tparams if n not in out]
-        if missing:
-            raise caller.unsupported(node, f"deducing the template argument(s) "
-                                           f"{', '.join(missing)} of '{fdef.name}'; write "
-                                           f"them explicitly: {fdef.name}<...>(...)")
-        return out
+                base.pop(ops[0], None)
 
 
-_MANGLED = re.compile(r"^_Z(\d+)(\w+)")
+def _assignment(text: str) -> int:
+    """1-based column of the assignment operator of a C statement (len + 1 if none)."""
+    m = re.search(r"(?<![=!<>+\-*/%&|^])=(?!=)|[-+*/%&|^]=|<<=|>>=", text)
+    return m.start() + 1 if m else len(text) + 1
 
 
-def _split_spec(spec: str) -> tuple[str, list[str]]:
-    spec = spec.strip()
-    m = _MANGLED.match(spec)
-    if m:
-        n = int(m.group(1))
-        return m.group(2)[:n], []
-    if "<" in spec and spec.endswith(">"):
-        name, _, rest = spec.partition("<")
-        return name.strip(), [a.strip() for a in rest[:-1].split(",") if a.strip()]
-    return spec, []
+def _norm(name: str) -> str:
+    """A kernel name for comparison: no spaces, no integer suffixes (``128u`` -> ``128``)."""
+    return re.sub(r"\b(\d+)(?:u|l|ul|lu|ll|ull)\b", r"\1", name.replace(" ", ""), flags=re.I)
 
+
+def _plain(name: str) -> str:
+    """``ns::red<128>`` -> ``red``."""
+    return name.split("<", 1)[0].rsplit("::", 1)[-1]
+
+
+def _short(mangled: str) -> str:
+    """``_Z3addPKfS0_Pfi`` -> ``add``; ``_ZZ3redILi128EEvPKfPfiE1s`` -> ``s``."""
+    text = demangle(mangled)
+    if text == mangled:
+        return mangled
+    if ")::" in text:  # a function's static (shared) variable
+        return text.rsplit("::", 1)[-1]
+    return split_demangled(text)[0]

@@ -1,4 +1,5 @@
-"""The emulator's memory trace: every warp-level memory access, as NumPy batches.
+"""What the emulator records: every warp-level memory access, as NumPy batches, and
+a count of warp operations.
 
 The analysis package reads these records to count requests, sectors, wavefronts
 and bank conflicts exactly as the hardware does.
@@ -60,3 +61,20 @@ class Trace:
 
     def clear(self) -> None:
         self.accesses.clear()
+
+
+class OpCounter:
+    """Counts warp operations: each executed instruction times the warps with an active lane.
+
+    >>> c = OpCounter()
+    >>> c.add(3, np.r_[np.ones(40, bool), np.zeros(24, bool)])
+    >>> c.ops
+    6
+    """
+
+    def __init__(self):
+        self.ops = 0
+
+    def add(self, ops: int, mask: np.ndarray) -> None:
+        if ops:
+            self.ops += ops * int(mask.reshape(-1, 32).any(axis=1).sum())

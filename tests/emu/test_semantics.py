@@ -380,3 +380,36 @@ def test_overloads_and_default_arguments():
     assert i.tolist() == (2 * t).tolist()
     assert d.tolist() == (t + 0.5).tolist()
     np.testing.assert_array_equal(f, (3 * t + 0.5 * t + 10 * t).astype(np.float32))
+
+
+def test_function_pointers_and_virtual_functions():
+    src = r"""
+    typedef float (*op_t)(float, float);
+    __device__ float add(float a, float b) { return a + b; }
+    __device__ float mul(float a, float b) { return a * b; }
+    __device__ op_t table[2] = {add, mul};
+    struct Shape { __device__ virtual float area() const = 0; };
+    struct Sq : Shape {
+        float s;
+        __device__ Sq(float s) : s(s) {}
+        __device__ float area() const override { return s * s; }
+    };
+    struct Tri : Shape {
+        float b, h;
+        __device__ Tri(float b, float h) : b(b), h(h) {}
+        __device__ float area() const override { return 0.5f * b * h; }
+    };
+    __global__ void k(const float* x, float* out) {
+        int i = threadIdx.x;
+        op_t f = table[i % 2];
+        Sq sq(x[i]);
+        Tri tr(x[i], 2.0f);
+        const Shape* s = (i % 3 == 0) ? (const Shape*)&sq : (const Shape*)&tr;
+        out[i] = f(x[i], 3.0f) + s->area();
+    }"""
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    emu.SourceModule(src).get_function("k")(emu.In(x), emu.Out(out), block=(64, 1, 1))
+    i = np.arange(64)
+    expected = np.where(i % 2 == 0, x + 3, x * 3) + np.where(i % 3 == 0, x * x, x)
+    np.testing.assert_array_equal(out, expected)

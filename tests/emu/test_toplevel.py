@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cudakit import emu
-from cudakit.errors import MemcheckError, RaceError, UnsupportedError
+from cudakit.errors import MemcheckError, RaceError
 
 from .conftest import build
 
@@ -73,6 +73,13 @@ def test_file_scope_extern_shared_keeps_its_checks(rng):
         )
 
 
-def test_static_shared_at_file_scope_is_refused_clearly():
-    with pytest.raises(UnsupportedError, match="static __shared__ variable at file scope"):
-        build("__shared__ int tile[32];\n__global__ void k(int *x) { x[0] = tile[0]; }")
+def test_static_shared_at_file_scope_is_shared_by_the_block():
+    src = """__shared__ int tile[32];
+    __global__ void k(int *x) {
+        tile[threadIdx.x] = x[threadIdx.x];
+        __syncthreads();
+        x[threadIdx.x] = tile[31 - threadIdx.x];
+    }"""
+    x = np.arange(32, dtype=np.int32)
+    build(src).get_function("k")(emu.InOut(x), block=(32, 1, 1))
+    np.testing.assert_array_equal(x, np.arange(32)[::-1])

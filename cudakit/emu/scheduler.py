@@ -1,0 +1,189 @@
+"""The SIMT scheduler: all threads of a batch of blocks run one function, vectorised.
+
+Every lane has a program counter (a basic block). The scheduler always runs the
+lowest pending block for every lane waiting there, over all warps and blocks at
+once (min-PC, or thread-frontier, scheduling): divergent lanes run their paths
+one after the other and reconverge where the paths meet, as a GPU's warps do.
+``bar.sync`` waits until every live thread of the block has arrived; a barrier
+that some live threads of a block skip is a ``BarrierError``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+
+import numpy as np
+
+from ..errors import BarrierError, KernelFaultError, KernelTimeout, UnsupportedError
+from .batch import ALL
+
+MAX_DEPTH = 48
+
+
+class Frame:
+    """One activation of a function for a set of lanes: registers, parameters, local base."""
+
+    __slots__ = ("b", "R", "params", "local_base", "kernel_name", "dec", "depth", "program",
+                 "exited", "live")
+
+    def __init__(self, b, dec, program, kernel_name: str, depth: int = 0):
+        self.b = b
+        self.dec = dec
+        self.program = program
+        self.kernel_name = kernel_name
+        self.depth = depth
+        n = b.size
+        sizes = [-(-n * dt.itemsize // 8) * 8 for dt in dec.scope.storage]  # 8-byte aligned
+        file = np.zeros(sum(sizes), np.uint8)  # one zeroed register file, viewed per register
+        self.R, off = [], 0
+        for dt, size in zip(dec.scope.storage, sizes, strict=True):
+            self.R.append(file[off: off + n * dt.itemsize].view(dt))
+            off += size
+        self.params: dict[str, np.ndarray] = {}
+        self.local_base = b.reserve_local(dec.depot) if dec.depot else b.local_sp
+
+    def param_buffer(self, name: str) -> np.ndarray:
+        buf = self.params.get(name)
+        if buf is None:
+            var = self.dec.fn.vars.get(name) or next(
+                (p for p in self.dec.fn.returns + self.dec.fn.params if p.name == name), None)
+            size = var.size if var is not None else 8
+            buf = self.params[name] = np.zeros((self.b.size, max(size, 8)), np.uint8)
+        return buf
+
+
+def _merge(parts, size: int):
+    """One sorted active set from the lane sets that reached the same block."""
+    if len(parts) == 1:
+        return parts[0]
+    mask = np.zeros(size, bool)
+    for p in parts:
+        mask[p] = True
+    lanes = np.flatnonzero(mask)
+    return ALL if lanes.size == size else lanes
+
+
+def run(fr: Frame, L, entry: bool) -> None:
+    """Run ``fr``'s function for lanes ``L`` until every lane has returned."""
+    b = fr.b
+    dec = fr.dec
+    blocks = dec.blocks
+    heap = [0]
+    pending = {0: [L]}
+    deadline = b.deadline
+    counter = b.counter
+    pure_exit = dec.pure_exit
+    live_total = -1
+    if entry:
+        live = np.bincount(b.blk[b.valid], minlength=b.nb)
+        live_total = int(live.sum())
+    while heap:
+        pc = heapq.heappop(heap)
+        L = _merge(pending.pop(pc), b.size)
+        blk = blocks[pc]
+        b.line = blk.line
+        if time.perf_counter() > deadline:
+            raise KernelTimeout(
+                f"kernel '{fr.kernel_name}' did not finish within its time limit; it was "
+                f"still looping at line {blk.line}. A loop whose exit depends on another block "
+                f"or thread may never end; raise the limit with timeout=<seconds> if the "
+                f"kernel is only slow.")
+        if entry and not heap and not isinstance(L, slice) and L.size == live_total:
+            for op, pure in zip(blk.ops, blk.pure, strict=True):
+                op(fr, ALL if pure else L)  # every live lane is here: pure ops run dense
+        else:
+            for op in blk.ops:
+                op(fr, L)
+        if counter is not None:
+            active = np.zeros(b.size, bool)
+            active[L] = True
+            counter.add(blk.count, active)
+        term = blk.term
+        kind = term[0]
+        if kind == "next":
+            targets = [(pc + 1, L)]
+        elif kind == "bra":
+            guard = term[2]
+            if guard is None:
+                targets = [(term[1], L)]
+            else:
+                p = guard(fr, L)
+                if p.all():
+                    targets = [(term[1], L)]
+                elif not p.any():
+                    targets = [(pc + 1, L)]
+                else:
+                    lanes = b.index(L)
+                    targets = [(term[1], lanes[p]), (pc + 1, lanes[~p])]
+        elif kind == "brx":
+            lanes = b.index(L)
+            which = np.broadcast_to(np.asarray(term[1](fr, L)), lanes.shape)
+            targets = [(term[2][int(k)], lanes[which == k]) for k in np.unique(which)]
+        elif kind == "ret":
+            if entry:
+                live -= np.bincount(b.blk[b.index(L)], minlength=b.nb)
+                live_total = int(live.sum())
+            continue
+        elif kind == "bar":
+            _barrier(fr, L, term, live if entry else None, pending, dec)
+            targets = [(pc + 1, L)]
+        else:
+            lane = int(b.index(L)[0])
+            raise KernelFaultError(f"__trap() at line {blk.line} of kernel '{fr.kernel_name}' "
+                                   f"in {b.who(lane)}: the kernel aborted")
+        for target, lanes in targets:
+            if entry and target in pure_exit:
+                live -= np.bincount(b.blk[b.index(lanes)], minlength=b.nb)
+                live_total = int(live.sum())
+                continue
+            if target in pending:
+                pending[target].append(lanes)
+            else:
+                pending[target] = [lanes]
+                heapq.heappush(heap, target)
+
+
+def _barrier(fr, L, term, live, pending, dec) -> None:
+    b = fr.b
+    _, kind, dst, src, line = term
+    lanes = b.index(L)
+    if live is None:
+        raise UnsupportedError(f"__syncthreads() inside a function that is not inlined "
+                               f"(line {line} of kernel '{fr.kernel_name}')")
+    here = np.bincount(b.blk[lanes], minlength=b.nb)
+    short = (here > 0) & (here < live)
+    if short.any():
+        cta = int(np.argmax(short))
+        missing = None
+        for parts in pending.values():
+            for part in parts:
+                pl = b.index(part)
+                sel = pl[b.blk[pl] == cta]
+                if sel.size:
+                    missing = int(sel[0]) if missing is None else min(missing, int(sel[0]))
+        first = int(lanes[np.argmax(b.blk[lanes] == cta)])
+        other = f" but not by {b.thread_name(first, int(b.tib[missing]))}" if missing is not None \
+            else " but not by all live threads"
+        raise BarrierError(
+            f"__syncthreads() at line {line} of kernel '{fr.kernel_name}' was reached by "
+            f"{b.who(first)}{other} of the same block (divergent barrier: on a GPU this hangs "
+            f"or corrupts data). Move the barrier out of the branch or loop that only some "
+            f"threads take.")
+    if kind == "count":
+        n = np.asarray(dst(fr, L))
+        if (n != b.tpb).any() and (n != b.pad).any():
+            raise UnsupportedError(f"a named barrier for part of a block (line {line} of "
+                                   f"kernel '{fr.kernel_name}')")
+    elif kind is not None:
+        p = np.broadcast_to(np.asarray(src(fr, L), bool), lanes.shape)
+        per = np.bincount(b.blk[lanes], weights=p, minlength=b.nb).astype(np.int64)
+        mine = per[b.blk[lanes]]
+        if kind == "popc":
+            dst(fr, L, mine.astype(np.uint32))
+        elif kind == "and":
+            dst(fr, L, mine == live[b.blk[lanes]])
+        else:
+            dst(fr, L, mine > 0)
+    if b.race is not None:
+        b.race.barrier()
