@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BarrierError, KernelTimeout, MemcheckError, RaceError, UnsupportedError
+from ..i18n.messages import _
 from .memory import HEAP, HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW, describe
 from .trace import AccessBatch
 from .values import zero
@@ -415,13 +416,15 @@ class Batch:
             k = int(np.argmax(bad)) if np.ndim(bad) else 0
             lane = int(lanes[k])
             o = int(off[k]) if np.ndim(off) else int(off)
-            verb = "read" if op == "ld" else "write"
-            raise MemcheckError(
-                f"memcheck: out of bounds {verb} of {size} bytes in kernel '{self.kernel.name}' "
-                f"at line {site.line} ({site.text}) by {self.who(lane)}: element {o // size} "
-                f"of array '{name}', which has {total // size} elements (byte offset {o}). "
-                f"Fix the index or the array size."
-            )
+            verb = _("read") if op == "ld" else _("write")
+            raise MemcheckError(_(
+                "memcheck: out of bounds {verb} of {size} bytes in kernel '{kernel}' "
+                "at line {line} ({text}) by {who}: element {element} "
+                "of array '{array}', which has {elements} elements (byte offset {offset}). "
+                "Fix the index or the array size."
+            ).format(verb=verb, size=size, kernel=self.kernel.name, line=site.line,
+                     text=site.text, who=self.who(lane), element=o // size, array=name,
+                     elements=total // size, offset=o))
 
     def active_lanes(self) -> np.ndarray:
         """Indices of the active lanes (``all_lanes`` itself when every lane is active)."""

@@ -12,6 +12,8 @@ to look at, keeping the tool's own message (which names the line, block and thre
 
 from __future__ import annotations
 
+from ..i18n.messages import _
+
 # exception name -> (what happened, what to look at)
 REASONS: dict[str, tuple[str, str]] = {
     "CompileError": ("the CUDA code does not compile", "Fix the first error nvcc reports."),
@@ -65,8 +67,9 @@ REASONS: dict[str, tuple[str, str]] = {
 
 def explain(ename: str, evalue: str) -> str:
     """One sentence: the kind of failure, the tool's message, and what to look at."""
-    what, hint = REASONS.get(ename, (f"the test raised {ename}", ""))
+    what, hint = REASONS.get(ename, (_("the test raised {name}").format(name=ename), ""))
+    what, hint = _(what), _(hint)
     text = f"{what}: {evalue.strip()}" if evalue.strip() else what
     if hint:
-        text = f"{text.rstrip('.')}. {hint}"
+        text = f"{text.rstrip('.。')}{'。' if _('.') == '。' else '. '}{hint}"
     return text

@@ -1,0 +1,92 @@
+"""cudakit's messages in Japanese: the catalogue covers every wrapped message with the same
+placeholders, the setting picks the language, and English is the fallback."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import re
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cudakit import emu
+from cudakit.errors import MemcheckError
+from cudakit.grading.feedback import REASONS, explain
+from cudakit.i18n import messages
+from cudakit.i18n.messages import catalogue, language
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wrapped() -> set[str]:
+    """Every string literal passed to ``_()`` in cudakit's sources."""
+    found = set()
+    for path in (ROOT / "cudakit").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                found.add(node.args[0].value)
+    return found
+
+
+def _fields(text: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def test_doctests():
+    assert doctest.testmod(messages).failed == 0
+
+
+def test_catalogue_covers_every_message_and_nothing_else():
+    ja = catalogue("ja")
+    wanted = _wrapped() | {s for pair in REASONS.values() for s in pair if s} | {"."}
+    assert len(wanted) > 30
+    assert sorted(wanted - set(ja)) == []
+    assert sorted(set(ja) - wanted) == []  # a message changed in English leaves its entry here
+    for english, japanese in ja.items():
+        assert _fields(english) == _fields(japanese), english
+        assert re.search("[\u3040-\u30ff]", japanese) or english == ".", english
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({"CUDAKIT_LANG": "ja"}, "ja"), ({"LANG": "ja_JP.UTF-8"}, "ja"), ({"LANG": "C.UTF-8"}, "en"),
+    ({"CUDAKIT_LANG": "en", "LANG": "ja_JP.UTF-8"}, "en"), ({}, "en"),
+])
+def test_language_follows_cudakit_lang_then_the_locale(monkeypatch, env, expected):
+    for name in ("CUDAKIT_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert language() == expected
+
+
+def test_grader_feedback_in_japanese_and_english(monkeypatch):
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    text = explain("RaceError", "racecheck: hazard at line 7")
+    assert text == ("シェアードメモリ上の競合（データレース）です（racecheck が検出）: "
+                    "racecheck: hazard at line 7。シェアードメモリへの書き込みと読み出しの間に "
+                    "__syncthreads() が抜けていませんか？")
+    assert explain("OddError", "") == "テストで OddError が発生しました"
+    monkeypatch.setenv("CUDAKIT_LANG", "fr")  # no catalogue: English
+    assert explain("AssertionError", "x") == "wrong result: x"
+
+
+def test_memcheck_report_in_japanese_names_kernel_line_and_array(monkeypatch):
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    module = emu.SourceModule("""
+__global__ void past_the_tile(const int *in, int *out) {
+    __shared__ int tile[32];
+    tile[threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = tile[0];
+}""", no_extern_c=True)
+    x = np.arange(64, dtype=np.int32)
+    with pytest.raises(MemcheckError) as error:
+        module.get_function("past_the_tile")(emu.In(x), emu.Out(np.zeros_like(x)),
+                                             grid=(1, 1), block=(64, 1, 1))
+    text = str(error.value)
+    assert text.startswith("memcheck: カーネル 'past_the_tile' の 4 行目"), text
+    assert "範囲外の 4 バイトの書き込み" in text and "配列 'tile' の要素 32" in text
+    assert "要素数は 32 です" in text
