@@ -20,7 +20,6 @@ from urllib.parse import urldefrag, urlparse
 
 import pytest
 import yaml
-
 from test_browser_occupancy import FLAGS, _chromium
 
 ROOT = Path(__file__).resolve().parent.parent

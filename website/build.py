@@ -200,8 +200,8 @@ def build(out: Path, langs: tuple[str, ...] = LANGS) -> None:
         source = ROOT / "build" / "website-src" / lang
         stage(lang, source)
         env = {**os.environ, "CUDAKIT_SITE_LANG": lang}
-        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", "-c", str(HERE),
-                        "-d", str(ROOT / "build" / "website-doctrees" / lang),
+        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
+                        "-c", str(HERE), "-d", str(ROOT / "build" / "website-doctrees" / lang),
                         str(source), str(out / lang)], check=True, env=env)
     (out / "index.html").write_text(CHOOSER, encoding="utf-8")
 
