@@ -132,8 +132,9 @@ def test_pages_carry_the_textbook_sections_in_their_header(site, browser, lang, 
             assert header.startswith(word), (name, header)
             assert all(s in header for s in sections), (name, sections, header)
     page.goto(f"{site}/{lang}/labs/06_speedup.html")
-    assert "5-1" in page.locator("h1").first.evaluate(
-        "h => h.nextElementSibling.innerText + h.parentElement.innerText")
+    after_title = page.locator("h1:has(a.headerlink)").first.evaluate(
+        "h => [h.nextElementSibling.className, h.nextElementSibling.innerText]")
+    assert "course-header" in after_title[0] and "5-1" in after_title[1], after_title
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

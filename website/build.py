@@ -141,9 +141,14 @@ def page(nb, kind: str, name: str, sections: list[str], lang: str):
     nb = copy.deepcopy(nb)
     cells = []
     for index, cell in enumerate(nb.cells):
+        if index == 0:  # the header goes right under the title line
+            title, _, rest = cell.source.partition("\n")
+            cells += [nbformat.v4.new_markdown_cell(title, id=cell.id),
+                      header_cell(kind, name, sections, lang)]
+            if rest.strip():
+                cells.append(nbformat.v4.new_markdown_cell(rest.strip(), id=f"{cell.id}-intro"))
+            continue
         cells.append(cell)
-        if index == 0:
-            cells.append(header_cell(kind, name, sections, lang))
         if cell.cell_type == "code" and any(WIDGET in o.get("data", {}) for o in cell.outputs):
             cell.outputs, note = static_calculator(cell, lang)
             link = f"[{TEXT[lang]['run']}]({LAB_URL}{name}.ipynb)"
