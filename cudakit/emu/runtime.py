@@ -204,13 +204,14 @@ class Batch:
             b, t = np.argwhere(missing)[0]
             here = int(np.argmax(m[b])) + b * self.pad
             gone = b * self.pad + t
-            raise BarrierError(
-                f"__syncthreads() at line {site.line} of kernel '{self.kernel.name}' was "
-                f"reached by {self.who(here)} but not by {self.thread_name(here, int(t))} "
-                f"of the same block (divergent barrier: on a GPU this hangs or corrupts "
-                f"data). Move the barrier out of the branch or loop that only some threads "
-                f"take. [lane {gone}]"
-            )
+            raise BarrierError(_(
+                "__syncthreads() at line {line} of kernel '{kernel}' was "
+                "reached by {who} but not by {other} "
+                "of the same block (divergent barrier: on a GPU this hangs or corrupts "
+                "data). Move the barrier out of the branch or loop that only some threads "
+                "take. [lane {lane}]"
+            ).format(line=site.line, kernel=self.kernel.name, who=self.who(here),
+                     other=self.thread_name(here, int(t)), lane=gone))
         if self.race is not None:
             self.race.barrier()
 
@@ -305,32 +306,37 @@ class Batch:
 
     def _fault(self, site: Site, op: str, size: int, lane, address: int, what: str):
         lane = int(lane)
-        verb = {"ld": "read", "st": "write", "atom": "atomic"}[op]
+        verb = {"ld": _("read"), "st": _("write"), "atom": _("atomic")}[op]
         if address >= HEAP_BASE - WINDOW:
             near = HEAP.nearest(address)
             where = self._relative(address, near.base, near.size, describe(near)) if near \
-                else "no device allocation is live"
+                else _("no device allocation is live")
         elif SHARED_BASE <= address < SHARED_BASE + WINDOW:
             off = address - SHARED_BASE
             syms = self.shared_layout()
             if syms:
                 s = min(syms, key=lambda s: min(abs(off - s.offset), abs(off - s.offset - s.size)))
-                where = self._relative(off, s.offset, s.size, f"shared array '{s.name}'")
+                where = self._relative(off, s.offset, s.size,
+                                       _("shared array '{name}'").format(name=s.name))
             else:
-                where = "the kernel uses no shared memory"
-            where += f" (block has {self.shared_bytes} bytes of shared memory)"
+                where = _("the kernel uses no shared memory")
+            where += _(" (block has {bytes} bytes of shared memory)").format(
+                bytes=self.shared_bytes)
         elif LOCAL_BASE <= address < LOCAL_BASE + WINDOW:
-            where = f"local memory offset {address - LOCAL_BASE} (frame of {self.local_sp} bytes)"
+            where = _("local memory offset {offset} (frame of {frame} bytes)").format(
+                offset=address - LOCAL_BASE, frame=self.local_sp)
         else:
-            where = "not a device address (null or uninitialised pointer?)"
-        hint = (f"Addresses of a {size}-byte access must be multiples of {size}."
+            where = _("not a device address (null or uninitialised pointer?)")
+        hint = (_("Addresses of a {size}-byte access must be multiples of {size}.")
                 if what == "misaligned" else
-                "Guard the access with a bounds check (e.g. if (i < n)) or fix the index.")
-        raise MemcheckError(
-            f"memcheck: {what} {verb} of {size} bytes in kernel '{self.kernel.name}' at line "
-            f"{site.line} ({site.text}) by {self.who(lane)}: address {address:#x}, {where}. "
-            f"{hint}"
-        )
+                _("Guard the access with a bounds check (e.g. if (i < n)) or fix the index."))
+        raise MemcheckError(_(
+            "memcheck: {what} {verb} of {size} bytes in kernel '{kernel}' at line "
+            "{line} ({text}) by {who}: address {address}, {where}. {hint}"
+        ).format(what=_("misaligned") if what == "misaligned" else _("out of bounds"),
+                 verb=verb, size=size, kernel=self.kernel.name, line=site.line,
+                 text=site.text, who=self.who(lane), address=f"{address:#x}", where=where,
+                 hint=hint.format(size=size)))
 
     def shared_layout(self) -> list[SharedSymbol]:
         """The kernel's shared arrays with the dynamic (extern) ones placed for this launch."""
@@ -341,10 +347,11 @@ class Batch:
     @staticmethod
     def _relative(addr: int, base: int, size: int, name: str) -> str:
         if addr < base:
-            return f"{base - addr} bytes before {name}"
+            return _("{bytes} bytes before {name}").format(bytes=base - addr, name=name)
         if addr >= base + size:
-            return f"{addr - (base + size)} bytes after the end of {name}"
-        return f"inside {name}"
+            return _("{bytes} bytes after the end of {name}").format(
+                bytes=addr - (base + size), name=name)
+        return _("inside {name}").format(name=name)
 
     def _record(self, space, site, op, size, lanes, raw):
         if space == "shared" and self.race is not None:
@@ -363,26 +370,29 @@ class Batch:
         kind, k, other, other_site, other_warp = hazard
         lane = int(lanes[k])
         first = self.kernel.sites[other_site]
-        earlier, later = {"read-after-write": ("wrote", "read"),
-                          "write-after-read": ("read", "wrote"),
-                          "write-after-write": ("wrote", "wrote")}[kind]
+        earlier, later = {"read-after-write": (_("wrote"), _("read")),
+                          "write-after-read": (_("read"), _("wrote")),
+                          "write-after-write": (_("wrote"), _("wrote"))}[kind]
         off = int(raw[k])
         names = [s.name for s in self.shared_layout() if s.offset <= off < s.offset + s.size]
-        what = f"shared byte {off}" + (f" (in '{names[0]}')" if names else "")
+        what = (_("shared byte {offset} (in '{array}')").format(offset=off, array=names[0])
+                if names else _("shared byte {offset}").format(offset=off))
         me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
         warp_note = ""
         if other_warp == int(self.warp_key[lane]):
-            warp_note = (" The threads are in one warp, whose lanes are not in lockstep since "
-                         "Volta (compute-sanitizer reports this as a 'Warp Level Programming' "
-                         "hazard).")
-        raise RaceError(
-            f"racecheck: {kind} hazard on {what} in kernel '{self.kernel.name}', "
-            f"{self.who(lane).split(' thread')[0]}: {self.thread_name(lane, other)} {earlier} "
-            f"it at line {first.line} ({first.text}), then {me} {later} it at line "
-            f"{site.line} ({site.text}), with no barrier between.{warp_note} Put "
-            f"__syncthreads() between the two accesses (or __syncwarp() within a warp); "
-            f"racecheck=False turns this check off."
-        )
+            warp_note = " " + _("The threads are in one warp, whose lanes are not in lockstep "
+                                "since Volta (compute-sanitizer reports this as a 'Warp Level "
+                                "Programming' hazard).")
+        raise RaceError(_(
+            "racecheck: {kind} hazard on {what} in kernel '{kernel}', "
+            "{block}: {other} {earlier} it at line {line1} ({text1}), then {me} {later} it at "
+            "line {line2} ({text2}), with no barrier between.{warp_note} Put "
+            "__syncthreads() between the two accesses (or __syncwarp() within a warp); "
+            "racecheck=False turns this check off."
+        ).format(kind=kind, what=what, kernel=self.kernel.name,
+                 block=self.who(lane).split(" thread")[0], other=self.thread_name(lane, other),
+                 earlier=earlier, line1=first.line, text1=first.text, me=me,
+                 later=later, line2=site.line, text2=site.text, warp_note=warp_note))
 
     def _trace(self, space, site, op, size, lanes, raw):
         w = self.warp_key[lanes]

@@ -90,3 +90,37 @@ __global__ void past_the_tile(const int *in, int *out) {
     assert text.startswith("memcheck: カーネル 'past_the_tile' の 4 行目"), text
     assert "範囲外の 4 バイトの書き込み" in text and "配列 'tile' の要素 32" in text
     assert "要素数は 32 です" in text
+
+
+def test_racecheck_and_global_memcheck_reports_in_japanese(monkeypatch):
+    from cudakit.errors import RaceError
+
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    module = emu.SourceModule("""
+__global__ void reverse_racy(const int *in, int *out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+__global__ void unguarded(float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    x[i] = 2.0f * x[i];
+}""", no_extern_c=True)
+    x = np.arange(64, dtype=np.int32)
+    with pytest.raises(RaceError) as race:
+        module.get_function("reverse_racy")(emu.In(x), emu.Out(np.zeros_like(x)),
+                                            grid=(1, 1), block=(64, 1, 1))
+    text = str(race.value)
+    assert text.startswith("racecheck: カーネル 'reverse_racy' のシェアードメモリのバイト "), text
+    assert "（配列 's'）で read-after-write の競合があります（block (0,0,0)）" in text
+    assert ("thread (63,0,0) が 4 行目 (s[threadIdx.x]) で書き込みを行い、"
+            "その後 thread (0,0,0) が 5 行目") in text
+    assert "で読み出しを行いましたが、その間にバリアがありません。2 つの" in text
+    y = np.zeros(100, np.float32)
+    with pytest.raises(MemcheckError) as fault:
+        module.get_function("unguarded")(emu.InOut(y), np.int32(100), grid=(2, 1),
+                                         block=(64, 1, 1))
+    text = str(fault.value)
+    assert text.startswith("memcheck: カーネル 'unguarded' の 9 行目"), text
+    assert "バイトの範囲外の読み出しをしました: アドレス 0x" in text
+    assert "の終わりから 0 バイト後ろ。アクセスを範囲のチェック（例: if (i < n)）で守るか" in text
