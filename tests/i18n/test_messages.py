@@ -48,7 +48,7 @@ def test_catalogue_covers_every_message_and_nothing_else():
     assert sorted(set(ja) - wanted) == []  # a message changed in English leaves its entry here
     for english, japanese in ja.items():
         assert _fields(english) == _fields(japanese), english
-        assert re.search("[\u3040-\u30ff]", japanese) or english == ".", english
+        assert re.search("[\u3040-\u30ff\u4e00-\u9fff]", japanese) or english == ".", english
 
 
 @pytest.mark.parametrize("env, expected", [
@@ -124,3 +124,25 @@ __global__ void unguarded(float *x, int n) {
     assert text.startswith("memcheck: カーネル 'unguarded' の 9 行目"), text
     assert "バイトの範囲外の読み出しをしました: アドレス 0x" in text
     assert "の終わりから 0 バイト後ろ。アクセスを範囲のチェック（例: if (i < n)）で守るか" in text
+
+
+def test_launch_and_argument_errors_in_japanese(monkeypatch):
+    from cudakit.errors import ArgumentError, LaunchError
+
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    import cudakit
+    from cudakit import cuda
+
+    scale = cudakit.load("__global__ void scale(float *x, int n) { x[0] *= n; }")["scale"]
+    x = np.zeros(4, np.float32)
+    with pytest.raises(LaunchError) as launch:
+        scale(cuda.InOut(x), np.int32(4), grid=(1, 1), block=(2048, 1, 1))
+    assert "での 'scale' の起動: ブロック (2048, 1, 1) のスレッドは 2048 個ですが、" \
+           "1 ブロックに置けるスレッドは 1024 個までです" in str(launch.value)
+    with pytest.raises(ArgumentError) as args:
+        scale(cuda.InOut(x), grid=(1, 1), block=(32, 1, 1))
+    assert "'scale' の引数は 2 個" in str(args.value) and "n が足りません" in str(args.value)
+    with pytest.raises(ArgumentError) as numpy_array:
+        scale(x, np.int32(4), grid=(1, 1), block=(32, 1, 1))
+    assert str(numpy_array.value).startswith(
+        "仮引数 'x' (float *) にはデバイスメモリが必要ですが、NumPy 配列が渡されました")
