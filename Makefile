@@ -33,6 +33,8 @@ site: venv
 translations: venv
 	PATH=$(abspath $(BIN)):$$PATH tools/translate-notebooks
 
+# Tests compare English messages and outputs, whatever the developer's locale.
+test: export CUDAKIT_LANG = en
 test: venv
 	tools/install-system-deps
 	$(BIN)/ruff check .
