@@ -131,6 +131,8 @@ def test_pages_carry_the_textbook_sections_in_their_header(site, browser, lang, 
             header = page.locator(".course-header").first.inner_text()
             assert header.startswith(word), (name, header)
             assert all(s in header for s in sections), (name, sections, header)
+            other = page.locator(".course-header a.course-language").get_attribute("href")
+            assert other == f"../../{'ja' if lang == 'en' else 'en'}/{kind}/{name}.html"
     page.goto(f"{site}/{lang}/labs/06_speedup.html")
     after_title = page.locator("h1:has(a.headerlink)").first.evaluate(
         "h => [h.nextElementSibling.className, h.nextElementSibling.innerText]")

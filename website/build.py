@@ -98,6 +98,9 @@ def header_cell(kind: str, name: str, sections: list[str], lang: str):
         links.insert(0, f"[{text['run']}]({LAB_URL}{name}.ipynb) (`{text['make_lab']}`)")
     else:
         links.append(text["grade"].format(path=path))
+    other = "ja" if lang == "en" else "en"
+    links.append(f'<a class="course-language" href="../../{other}/{kind}/{name}.html">'
+                 f'{text["other"]}</a>')
     body = (f"**{text['textbook']}:** {sections_line(sections, lang)}\n\n"
             + " · ".join(links))
     return nbformat.v4.new_markdown_cell(f":::{{container}} course-header\n{body}\n:::",
