@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import CompileError
+from .i18n.messages import _
 from .signature import Param, demangle, params_from_mangled, parse_kernels, split_demangled
 
 DEFAULT_ARCH = "sm_90"
@@ -291,8 +292,10 @@ def format_errors(log: str, filename: str, source: str, name: str) -> tuple[str,
     errors = sum(1 for d in diagnostics if "error" in d["kind"])
     if not diagnostics:
         tail = "\n".join(line for line in log_lines if line.strip())[-2000:]
-        return f"nvcc failed to compile '{name}':\n{tail}", diagnostics
-    head = f"nvcc failed to compile '{name}' ({errors} error{'s' if errors != 1 else ''}):"
+        return _("nvcc failed to compile '{name}':").format(name=name) + f"\n{tail}", diagnostics
+    head = (_("nvcc failed to compile '{name}' ({errors} error):") if errors == 1 else
+            _("nvcc failed to compile '{name}' ({errors} errors):"))
+    head = head.format(name=name, errors=errors)
     return "\n".join([head, *out]), diagnostics
 
 

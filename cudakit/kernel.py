@@ -20,6 +20,7 @@ import numpy as np
 from . import arch as archs
 from .compiler import KernelInfo
 from .errors import ArgumentError, LaunchError
+from .i18n.messages import _
 from .signature import Param, convert_scalar
 
 
@@ -56,27 +57,29 @@ def launch_shape(info: KernelInfo, *, grid, block, shared: int) -> tuple[tuple, 
         raise LaunchError(f"launch of '{info.name}' needs block=(x, y, z)")
     grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
     threads = block3[0] * block3[1] * block3[2]
-    where = f"launch of '{info.name}' on {spec.name}"
+    where = _("launch of '{name}' on {device}").format(name=info.name, device=spec.name)
     if threads > spec.max_threads_per_block:
-        raise LaunchError(
-            f"{where}: block {block3} has {threads} threads; at most "
-            f"{spec.max_threads_per_block} threads per block are allowed"
-        )
+        raise LaunchError(_(
+            "{where}: block {block} has {threads} threads; at most "
+            "{limit} threads per block are allowed"
+        ).format(where=where, block=block3, threads=threads, limit=spec.max_threads_per_block))
     for axis, (size, limit) in enumerate(zip(block3, spec.max_block_dim, strict=True)):
         if size > limit:
-            raise LaunchError(f"{where}: block dimension {'xyz'[axis]} = {size} exceeds {limit}")
+            raise LaunchError(_("{where}: block dimension {axis} = {size} exceeds {limit}")
+                              .format(where=where, axis="xyz"[axis], size=size, limit=limit))
     for axis, (size, limit) in enumerate(zip(grid3, spec.max_grid_dim, strict=True)):
         if size > limit:
-            raise LaunchError(f"{where}: grid dimension {'xyz'[axis]} = {size} exceeds {limit}")
+            raise LaunchError(_("{where}: grid dimension {axis} = {size} exceeds {limit}")
+                              .format(where=where, axis="xyz"[axis], size=size, limit=limit))
     if shared < 0:
         raise LaunchError(f"{where}: shared={shared} is negative")
     total_shared = shared + info.shared_static
     if total_shared > spec.shared_memory_per_block_optin:
-        raise LaunchError(
-            f"{where}: needs {total_shared} B of shared memory per block "
-            f"({info.shared_static} B static + {shared} B dynamic); the maximum is "
-            f"{spec.shared_memory_per_block_optin} B"
-        )
+        raise LaunchError(_(
+            "{where}: needs {total} B of shared memory per block "
+            "({static} B static + {dynamic} B dynamic); the maximum is {limit} B"
+        ).format(where=where, total=total_shared, static=info.shared_static, dynamic=shared,
+                 limit=spec.shared_memory_per_block_optin))
     if info.registers and info.registers * threads > spec.max_registers_per_block:
         raise LaunchError(
             f"{where}: {threads} threads x {info.registers} registers = "
@@ -88,12 +91,12 @@ def launch_shape(info: KernelInfo, *, grid, block, shared: int) -> tuple[tuple, 
 
 
 def _pointer_arg(param: Param, value):
-    where = f"parameter '{param.name}' ({param.ctype})"
+    where = _("parameter '{name}' ({ctype})").format(name=param.name, ctype=param.ctype)
     if isinstance(value, np.ndarray):
-        raise ArgumentError(
-            f"{where} needs device memory, got a NumPy array: pass cuda.In(a), cuda.Out(a) or "
+        raise ArgumentError(_(
+            "{where} needs device memory, got a NumPy array: pass cuda.In(a), cuda.Out(a) or "
             "cuda.InOut(a), a gpuarray, or memory from cuda.mem_alloc"
-        )
+        ).format(where=where))
     if isinstance(value, bool | float | complex | str | bytes | np.floating):
         raise ArgumentError(f"{where} is a pointer, got {type(value).__name__} {value!r}")
     if isinstance(value, int | np.integer):
@@ -106,11 +109,12 @@ def _pointer_arg(param: Param, value):
         held = np.dtype(held)
         same_kind = (held.kind in "iub") == (expected.kind in "iub")
         if held.itemsize != expected.itemsize or not same_kind:
-            raise ArgumentError(
-                f"{where} points to {param.ctype.base} ({expected.itemsize} bytes each) but the "
-                f"array holds {held} ({held.itemsize} bytes each); convert it, e.g. "
-                f"a.astype(np.{expected.name})"
-            )
+            raise ArgumentError(_(
+                "{where} points to {ctype} ({size} bytes each) but the "
+                "array holds {held} ({held_size} bytes each); convert it, e.g. "
+                "a.astype(np.{dtype})"
+            ).format(where=where, ctype=param.ctype.base, size=expected.itemsize, held=held,
+                     held_size=held.itemsize, dtype=expected.name))
     return value
 
 
@@ -120,14 +124,15 @@ def convert_arguments(info: KernelInfo, args: tuple) -> list:
     if len(args) != len(params):
         wanted = ", ".join(str(p) for p in params) or "no arguments"
         detail = (
-            f"missing {', '.join(p.name for p in params[len(args) :])}"
+            _("missing {names}").format(names=", ".join(p.name for p in params[len(args):]))
             if len(args) < len(params)
-            else f"{len(args) - len(params)} too many"
+            else _("{count} too many").format(count=len(args) - len(params))
         )
-        raise ArgumentError(
-            f"'{info.name}' takes {len(params)} argument{'s' if len(params) != 1 else ''} "
-            f"({wanted}); got {len(args)}: {detail}"
-        )
+        takes = (_("'{name}' takes {count} argument ({wanted}); got {got}: {detail}")
+                 if len(params) == 1 else
+                 _("'{name}' takes {count} arguments ({wanted}); got {got}: {detail}"))
+        raise ArgumentError(takes.format(name=info.name, count=len(params), wanted=wanted,
+                                         got=len(args), detail=detail))
     return [
         _pointer_arg(p, a) if p.ctype.is_pointer else convert_scalar(p, a)
         for p, a in zip(params, args, strict=True)

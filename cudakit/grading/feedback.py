@@ -18,6 +18,8 @@ import re
 CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
                           r"misaligned address|illegal instruction|context is destroyed", re.I)
 
+from ..i18n.messages import _
+
 # exception name -> (what happened, what to look at)
 REASONS: dict[str, tuple[str, str]] = {
     "CompileError": ("the CUDA code does not compile", "Fix the first error nvcc reports."),
@@ -83,8 +85,9 @@ REASONS: dict[str, tuple[str, str]] = {
 
 def explain(ename: str, evalue: str) -> str:
     """One sentence: the kind of failure, the tool's message, and what to look at."""
-    what, hint = REASONS.get(ename, (f"the test raised {ename}", ""))
+    what, hint = REASONS.get(ename, (_("the test raised {name}").format(name=ename), ""))
+    what, hint = _(what), _(hint)
     text = f"{what}: {evalue.strip()}" if evalue.strip() else what
     if hint:
-        text = f"{text.rstrip('.')}. {hint}"
+        text = f"{text.rstrip('.。')}{'。' if _('.') == '。' else '. '}{hint}"
     return text
