@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 
+from ..i18n.messages import _
+
 # the CUDA driver's words for sticky errors that lose the context, however they surface
 CONTEXT_LOST = re.compile(r"illegal memory access|illegal address|unspecified launch failure|"
                           r"misaligned address|illegal instruction|context is destroyed", re.I)
-
-from ..i18n.messages import _
 
 # exception name -> (what happened, what to look at)
 REASONS: dict[str, tuple[str, str]] = {
