@@ -44,7 +44,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def chromium() -> dict:
     """Playwright's launch arguments for Debian's Chromium (installed when missing, else
     the test skips): ``p.chromium.launch(**chromium)``."""

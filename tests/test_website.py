@@ -20,7 +20,6 @@ from urllib.parse import urldefrag, urlparse
 
 import pytest
 import yaml
-from test_browser_occupancy import FLAGS, _chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = yaml.safe_load((ROOT / "website/pages.yml").read_text())
@@ -58,11 +57,10 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(site):
+def browser(site, chromium):
     sync_api = pytest.importorskip("playwright.sync_api")
-    executable = _chromium()
     with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=executable, args=FLAGS, headless=True)
+        chromium = p.chromium.launch(**chromium)
         context = chromium.new_context(viewport={"width": 1300, "height": 900})
         outside: list[str] = []
 
