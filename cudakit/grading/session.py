@@ -201,7 +201,9 @@ class Session:
         self.restarts += 1
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(self.channel, "p.sock"))
-        if self.restarts > MAX_RESTARTS or not self.participant_ready:
+        # one that never got ready is started once more (a machine under heavy load has been
+        # seen to lose one at start-up), then given up on: code that ends at import ends again
+        if self.restarts > MAX_RESTARTS or (not self.participant_ready and self.restarts > 1):
             Path(self.channel, "status").write_text(reason)
         else:
             self._start_participant()
