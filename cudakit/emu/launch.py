@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import arch
 from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
+from ..i18n.messages import _
 from .batch import ALL, RESERVED, Batch
 from .memory import HEAP_BASE
 from .module import _short
@@ -165,10 +166,12 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
             except CudakitError:
                 raise
             except RecursionError as exc:
-                raise UnsupportedError(f"kernel '{kernel.name}' nests too deeply to emulate "
-                                       f"(near line {b.line})") from exc
+                raise UnsupportedError(_("kernel '{kernel}' nests too deeply to emulate "
+                                         "(near line {line})").format(kernel=kernel.name,
+                                                                     line=b.line)) from exc
             except Exception as exc:  # a gap in the emulator, not the user's fault
-                raise UnsupportedError(
-                    f"the emulator failed on line {b.line} of kernel '{kernel.name}' "
-                    f"({type(exc).__name__}: {exc}). Please report it; it runs on a GPU."
+                raise UnsupportedError(_(
+                    "the emulator failed on line {line} of kernel '{kernel}' ({error}). Please "
+                    "report it; it runs on a GPU.").format(
+                        line=b.line, kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
                 ) from exc
