@@ -170,7 +170,7 @@ class Batch:
 
     def _fault(self, site: Site, op: str, size: int, lane, address: int, what: str):
         lane = int(lane)
-        verb = {"ld": "read", "st": "write", "atom": "atomic"}[op]
+        verb = {"ld": _("read"), "st": _("write"), "atom": _("atomic")}[op]
         if address >= HEAP_BASE - WINDOW:
             near = HEAP.nearest(address)
             where = _relative(address, near.base, near.size, describe(near)) if near \
@@ -203,7 +203,8 @@ class Batch:
         raise MemcheckError(
             _("memcheck: {what} {verb} of {size} bytes in kernel '{kernel}' at line {line} "
               "({text}) by {who}: address {address}, {where}. {hint}").format(
-                what=_(what), verb=_(verb), size=size, kernel=self.kernel, line=site.line,
+                what={"misaligned": _("misaligned"), "out of bounds": _("out of bounds")}[what],
+                verb=verb, size=size, kernel=self.kernel, line=site.line,
                 text=site.text, who=self.who(lane), address=f"{address:#x}", where=where,
                 hint=hint)
         )
@@ -236,9 +237,9 @@ class Batch:
         kind, k, other, other_site, other_warp = hazard
         lane = int(lanes[k])
         first = self.sites[other_site]
-        earlier, later = {"read-after-write": ("wrote", "read"),
-                          "write-after-read": ("read", "wrote"),
-                          "write-after-write": ("wrote", "wrote")}[kind]
+        earlier, later = {"read-after-write": (_("wrote"), _("read")),
+                          "write-after-read": (_("read"), _("wrote")),
+                          "write-after-write": (_("wrote"), _("wrote"))}[kind]
         off = int(raw[k])
         names = [s.name for s in self.shared_layout() if s.offset <= off < s.offset + s.size]
         what = (_("shared byte {offset} (in '{array}')").format(offset=off, array=names[0])
@@ -256,8 +257,8 @@ class Batch:
               "two accesses (or __syncwarp() within a warp); racecheck=False turns this check "
               "off.").format(
                 kind=kind, what=what, kernel=self.kernel, block=self.who(lane).split(' thread')[0],
-                other=self.thread_name(lane, other), earlier=_(earlier), line1=first.line,
-                text1=first.text, me=me, later=_(later), line2=site.line, text2=site.text,
+                other=self.thread_name(lane, other), earlier=earlier, line1=first.line,
+                text1=first.text, me=me, later=later, line2=site.line, text2=site.text,
                 warp_note=warp_note)
         )
 

@@ -172,7 +172,7 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
     try:
         mine = nbformat.read(submission, as_version=4)
     except Exception as error:  # unreadable JSON, not a notebook, missing file
-        reason = f"the notebook could not be read: {error}"
+        reason = _("the notebook could not be read: {error}").format(error=error)
         return NotebookResult(str(submission), [TestResult(t.name, 0.0, t.points, reason)
                                                 for t in graded_tests(reference)])
     sandboxed = use_sandbox(sandbox)

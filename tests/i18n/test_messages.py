@@ -88,7 +88,7 @@ __global__ void past_the_tile(const int *in, int *out) {
                                              grid=(1, 1), block=(64, 1, 1))
     text = str(error.value)
     assert text.startswith("memcheck: カーネル 'past_the_tile' の 4 行目"), text
-    assert "範囲外の 4 バイトの書き込み" in text and "配列 'tile' の要素 32" in text
+    assert "4 バイトの範囲外の書き込みをしました" in text and "配列 'tile' の要素 32" in text
     assert "要素数は 32 です" in text
 
 
@@ -113,7 +113,7 @@ __global__ void unguarded(float *x, int n) {
     text = str(race.value)
     assert text.startswith("racecheck: カーネル 'reverse_racy' のシェアードメモリのバイト "), text
     assert "（配列 's'）で read-after-write の競合があります（block (0,0,0)）" in text
-    assert ("thread (63,0,0) が 4 行目 (s[threadIdx.x]) で書き込みを行い、"
+    assert ("thread (63,0,0) が 4 行目 (s[threadIdx.x] = in[threadIdx.x];) で書き込みを行い、"
             "その後 thread (0,0,0) が 5 行目") in text
     assert "で読み出しを行いましたが、その間にバリアがありません。2 つの" in text
     y = np.zeros(100, np.float32)
