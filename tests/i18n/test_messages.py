@@ -146,3 +146,34 @@ def test_launch_and_argument_errors_in_japanese(monkeypatch):
         scale(x, np.int32(4), grid=(1, 1), block=(32, 1, 1))
     assert str(numpy_array.value).startswith(
         "仮引数 'x' (float *) にはデバイスメモリが必要ですが、NumPy 配列が渡されました")
+
+
+def test_barrier_timeout_and_sandbox_limit_sentences_in_japanese(monkeypatch):
+    from cudakit.errors import BarrierError, KernelTimeout
+    from cudakit.grading.sandbox import Limits
+
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    module = emu.SourceModule("""
+__global__ void half_barrier(int *a) {
+    if (threadIdx.x < 16) __syncthreads();
+    a[threadIdx.x] = 1;
+}
+__global__ void wait(int *flag) {
+    while (flag[0] == 0) { }
+}""", no_extern_c=True)
+    with pytest.raises(BarrierError) as barrier:
+        module.get_function("half_barrier")(emu.mem_alloc(128), grid=(1, 1), block=(32, 1, 1))
+    text = str(barrier.value)
+    assert text.startswith("カーネル 'half_barrier' の 3 行目の __syncthreads() に "), text
+    assert "同じブロックの thread (16,0,0) は到達しませんでした" in text
+    with pytest.raises(KernelTimeout) as timeout:
+        module.get_function("wait")(emu.mem_alloc(4), grid=(1, 1), block=(1, 1, 1), timeout=0.3)
+    assert str(timeout.value).startswith(
+        "カーネル 'wait' が制限時間内に終わりませんでした。7 行目でまだループを続けていました。")
+    limits = Limits(cpu_seconds=5, file_bytes=1 << 20)
+    assert limits.describe("cpu") == "CPU 時間を 5 秒より多く使いました"
+    assert limits.describe("file") == "1 MiB より大きなファイルを書き込みました"
+    assert explain("LimitExceeded", limits.describe("cpu")) == (
+        "採点用サンドボックスの制限に達しました: CPU 時間を 5 秒より多く使いました")
+    monkeypatch.setenv("CUDAKIT_LANG", "en")
+    assert limits.describe("cpu") == "it used more than 5 s of CPU time"
