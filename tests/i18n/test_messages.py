@@ -149,7 +149,7 @@ def test_launch_and_argument_errors_in_japanese(monkeypatch):
 
 
 def test_barrier_timeout_and_sandbox_limit_sentences_in_japanese(monkeypatch):
-    from cudakit.errors import BarrierError, KernelTimeout
+    from cudakit.errors import ArgumentError, BarrierError, KernelTimeout
     from cudakit.grading.sandbox import Limits
 
     monkeypatch.setenv("CUDAKIT_LANG", "ja")
@@ -170,6 +170,10 @@ __global__ void wait(int *flag) {
         module.get_function("wait")(emu.mem_alloc(4), grid=(1, 1), block=(1, 1, 1), timeout=0.3)
     assert str(timeout.value).startswith(
         "カーネル 'wait' が制限時間内に終わりませんでした。7 行目でまだループを続けていました。")
+    with pytest.raises(ArgumentError) as args:
+        module.get_function("wait")(np.int32(3), grid=(1, 1), block=(1, 1, 1))
+    assert str(args.value).startswith("カーネル 'wait' の 0 番目の引数 ('int *flag') は"
+                                      "デバイスのポインタ"), str(args.value)
     limits = Limits(cpu_seconds=5, file_bytes=1 << 20)
     assert limits.describe("cpu") == "CPU 時間を 5 秒より多く使いました"
     assert limits.describe("file") == "1 MiB より大きなファイルを書き込みました"
