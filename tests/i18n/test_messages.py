@@ -172,7 +172,7 @@ __global__ void wait(int *flag) {
         "カーネル 'wait' が制限時間内に終わりませんでした。7 行目でまだループを続けていました。")
     with pytest.raises(ArgumentError) as args:
         module.get_function("wait")(np.int32(3), grid=(1, 1), block=(1, 1, 1))
-    assert str(args.value).startswith("カーネル 'wait' の 0 番目の引数 ('int *flag') は"
+    assert str(args.value).startswith("カーネル 'wait' の引数 #0 ('int *flag') は"
                                       "デバイスのポインタ"), str(args.value)
     limits = Limits(cpu_seconds=5, file_bytes=1 << 20)
     assert limits.describe("cpu") == "CPU 時間を 5 秒より多く使いました"
