@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CudakitError
-from ..i18n.messages import _
+from ..i18n.messages import _, language
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the cudakit package folder
 INSIDE_PACKAGE = "/run/cudakit-lib"  # where the sandbox sees it (not the repository around it)
@@ -192,6 +192,7 @@ class Sandbox:
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "NUMBA_NUM_THREADS": "1", "MPLBACKEND": "Agg", "IPYTHONDIR": "/tmp/ipython",
+               "CUDAKIT_LANG": language(),  # the tools' own messages in the grader's language
                **self.env}
         for key in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
                     "CUDAKIT_NVCC"):

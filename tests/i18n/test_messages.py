@@ -181,3 +181,33 @@ __global__ void wait(int *flag) {
         "採点用サンドボックスの制限に達しました: CPU 時間を 5 秒より多く使いました")
     monkeypatch.setenv("CUDAKIT_LANG", "en")
     assert limits.describe("cpu") == "it used more than 5 s of CPU time"
+
+
+@pytest.mark.slow
+def test_sandboxed_grader_feedback_in_japanese_end_to_end(tmp_path, monkeypatch):
+    """The memcheck runs inside the sandbox: its report is Japanese as well as the sentence
+    around it."""
+    import nbformat
+
+    from cudakit.grading import grade
+    from cudakit.grading.exercise import grade_id
+    from cudakit.grading.sandbox import bwrap
+
+    if bwrap() is None:
+        pytest.skip("needs bubblewrap (tools/install-system-deps)")
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    nb = nbformat.read(ROOT / "solutions" / "01_first_kernel.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if grade_id(c) == "add_arrays"]
+    assert cell.source.count("if (i < n) {") == 1
+    cell.source = cell.source.replace("if (i < n) {", "{")
+    nbformat.write(nb, tmp_path / "01_first_kernel.ipynb")
+    result = grade(tmp_path / "01_first_kernel.ipynb", solutions=ROOT / "solutions",
+                   sandbox=True)
+    failed = [t for t in result.tests if t.score < t.max_score]
+    assert failed, result.tests
+    feedback = failed[0].feedback
+    assert feedback.startswith("範囲外のメモリアクセスです（memcheck が検出）: "
+                               "memcheck: カーネル 'add_arrays' の "), feedback
+    assert "バイトの範囲外の読み出しをしました" in feedback
+    assert feedback.endswith("どのスレッドも、自分のインデックスが配列の範囲内かどうかを"
+                             "確かめていますか？")
