@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MemcheckError, RaceError
+from ..i18n.messages import _
 from .memory import HEAP, HEAP_BASE, LOCAL_BASE, SHARED_BASE, WINDOW, describe
 from .racecheck import RaceTracker
 from .trace import AccessBatch
@@ -86,7 +87,7 @@ class Batch:
     def thread_name(self, lane: int, tid: int) -> str:
         """Name thread ``tid`` of the block of ``lane``."""
         if tid < 0:
-            return "several threads"
+            return _("several threads")
         other = lane - int(self.tib[lane]) + tid
         return f"thread ({self.tx[other]},{self.ty[other]},{self.tz[other]})"
 
@@ -169,34 +170,43 @@ class Batch:
 
     def _fault(self, site: Site, op: str, size: int, lane, address: int, what: str):
         lane = int(lane)
-        verb = {"ld": "read", "st": "write", "atom": "atomic"}[op]
+        verb = {"ld": _("read"), "st": _("write"), "atom": _("atomic")}[op]
         if address >= HEAP_BASE - WINDOW:
             near = HEAP.nearest(address)
             where = _relative(address, near.base, near.size, describe(near)) if near \
-                else "no device allocation is live"
+                else _("no device allocation is live")
         elif SHARED_BASE <= address < SHARED_BASE + WINDOW:
             off = address - SHARED_BASE
             syms = self.shared_layout()
             if syms:
                 s = min(syms, key=lambda s: min(abs(off - s.offset), abs(off - s.offset - s.size)))
-                where = _relative(off, s.offset, s.size, f"shared array '{s.name}'")
+                where = _relative(off, s.offset, s.size,
+                                  _("shared array '{name}'").format(name=s.name))
                 if s.size > 0 and (off - s.offset) % size == 0:
-                    where = (f"element {(off - s.offset) // size} of array '{s.name}', which has "
-                             f"{s.size // size} elements ({where})")
+                    where = _("element {element} of array '{array}', which has {elements} "
+                              "elements ({where})").format(element=(off - s.offset) // size,
+                                                          array=s.name, elements=s.size // size,
+                                                          where=where)
             else:
-                where = "the kernel uses no shared memory"
-            where += f" (block has {self.shared_bytes} bytes of shared memory)"
+                where = _("the kernel uses no shared memory")
+            where += _(" (block has {bytes} bytes of shared memory)").format(
+                bytes=self.shared_bytes)
         elif LOCAL_BASE <= address < LOCAL_BASE + WINDOW:
-            where = f"local memory offset {address - LOCAL_BASE} (frame of {self.local_sp} bytes)"
+            where = _("local memory offset {offset} (frame of {frame} bytes)").format(
+                offset=address - LOCAL_BASE, frame=self.local_sp)
         else:
-            where = "not a device address (null or uninitialised pointer?)"
-        hint = (f"Addresses of a {size}-byte access must be multiples of {min(size, 16)}."
+            where = _("not a device address (null or uninitialised pointer?)")
+        hint = (_("Addresses of a {size}-byte access must be multiples of {align}.").format(
+                    size=size, align=min(size, 16))
                 if what == "misaligned" else
-                "Guard the access with a bounds check (e.g. if (i < n)) or fix the index.")
+                _("Guard the access with a bounds check (e.g. if (i < n)) or fix the index."))
         raise MemcheckError(
-            f"memcheck: {what} {verb} of {size} bytes in kernel '{self.kernel}' at line "
-            f"{site.line} ({site.text}) by {self.who(lane)}: address {address:#x}, {where}. "
-            f"{hint}"
+            _("memcheck: {what} {verb} of {size} bytes in kernel '{kernel}' at line {line} "
+              "({text}) by {who}: address {address}, {where}. {hint}").format(
+                what={"misaligned": _("misaligned"), "out of bounds": _("out of bounds")}[what],
+                verb=verb, size=size, kernel=self.kernel, line=site.line,
+                text=site.text, who=self.who(lane), address=f"{address:#x}", where=where,
+                hint=hint)
         )
 
     def shared_layout(self) -> list[SharedSymbol]:
@@ -227,25 +237,29 @@ class Batch:
         kind, k, other, other_site, other_warp = hazard
         lane = int(lanes[k])
         first = self.sites[other_site]
-        earlier, later = {"read-after-write": ("wrote", "read"),
-                          "write-after-read": ("read", "wrote"),
-                          "write-after-write": ("wrote", "wrote")}[kind]
+        earlier, later = {"read-after-write": (_("wrote"), _("read")),
+                          "write-after-read": (_("read"), _("wrote")),
+                          "write-after-write": (_("wrote"), _("wrote"))}[kind]
         off = int(raw[k])
         names = [s.name for s in self.shared_layout() if s.offset <= off < s.offset + s.size]
-        what = f"shared byte {off}" + (f" (in '{names[0]}')" if names else "")
+        what = (_("shared byte {offset} (in '{array}')").format(offset=off, array=names[0])
+                if names else _("shared byte {offset}").format(offset=off))
         me = f"thread ({self.tx[lane]},{self.ty[lane]},{self.tz[lane]})"
         warp_note = ""
         if other_warp == int(self.warp_key[lane]):
-            warp_note = (" The threads are in one warp, whose lanes are not in lockstep since "
-                         "Volta (compute-sanitizer reports this as a 'Warp Level Programming' "
-                         "hazard).")
+            warp_note = _(" The threads are in one warp, whose lanes are not in lockstep since "
+                          "Volta (compute-sanitizer reports this as a 'Warp Level Programming' "
+                          "hazard).")
         raise RaceError(
-            f"racecheck: {kind} hazard on {what} in kernel '{self.kernel}', "
-            f"{self.who(lane).split(' thread')[0]}: {self.thread_name(lane, other)} {earlier} "
-            f"it at line {first.line} ({first.text}), then {me} {later} it at line "
-            f"{site.line} ({site.text}), with no barrier between.{warp_note} Put "
-            f"__syncthreads() between the two accesses (or __syncwarp() within a warp); "
-            f"racecheck=False turns this check off."
+            _("racecheck: {kind} hazard on {what} in kernel '{kernel}', {block}: {other} "
+              "{earlier} it at line {line1} ({text1}), then {me} {later} it at line {line2} "
+              "({text2}), with no barrier between.{warp_note} Put __syncthreads() between the "
+              "two accesses (or __syncwarp() within a warp); racecheck=False turns this check "
+              "off.").format(
+                kind=kind, what=what, kernel=self.kernel, block=self.who(lane).split(' thread')[0],
+                other=self.thread_name(lane, other), earlier=earlier, line1=first.line,
+                text1=first.text, me=me, later=later, line2=site.line, text2=site.text,
+                warp_note=warp_note)
         )
 
     def _trace(self, space, site, op, size, lanes, raw):
@@ -343,7 +357,8 @@ def _addresses(addr, lanes) -> np.ndarray:
 
 def _relative(addr: int, base: int, size: int, name: str) -> str:
     if addr < base:
-        return f"{base - addr} bytes before {name}"
+        return _("{bytes} bytes before {name}").format(bytes=base - addr, name=name)
     if addr >= base + size:
-        return f"{addr - (base + size)} bytes after the end of {name}"
-    return f"inside {name}"
+        return _("{bytes} bytes after the end of {name}").format(bytes=addr - (base + size),
+                                                                  name=name)
+    return _("inside {name}").format(name=name)

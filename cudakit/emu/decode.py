@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..i18n.messages import _
 from . import numeric as nm
 from .batch import Site
 from .frontend import Function, Instr, type_size
@@ -185,7 +186,8 @@ def _fused(ins: Instr, how, scope: Scope):
 def _deferred(exc, ins):
     """An instruction the emulator cannot run fails when (and only if) it is reached."""
     def op(fr, L):
-        raise UnsupportedError(f"{exc} (line {ins.line} of kernel '{fr.kernel_name}')")
+        raise UnsupportedError(_("{what} (line {line} of kernel '{kernel}')").format(
+            what=exc, line=ins.line, kernel=fr.kernel_name))
     return op
 
 
@@ -247,11 +249,11 @@ def decode(ins: Instr, scope: Scope, program):
 
 def _unsupported_name(base: str, opcode: str) -> str:
     if base in ("tex", "tld4", "txq", "suld", "sust", "sured", "suq"):
-        return "texture and surface objects are not supported by the emulator"
+        return _("texture and surface objects are not supported by the emulator")
     if base in ("mbarrier", "cp") or opcode.startswith("cp.async.bulk"):
-        return (f"asynchronous barriers and copies (cuda::barrier, cuda::pipeline: "
-                f"'{opcode}') are not supported by the emulator")
-    return f"the PTX instruction '{opcode}'"
+        return _("asynchronous barriers and copies (cuda::barrier, cuda::pipeline: "
+                 "'{opcode}') are not supported by the emulator").format(opcode=opcode)
+    return _("the PTX instruction '{opcode}'").format(opcode=opcode)
 
 
 def h_mov(ins, scope, program, base, mods, types, t, o):

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from ..errors import LaunchError, UnsupportedError
+from ..i18n.messages import _
 from .launch import DEVICE, Kernel, launch
 from .memory import HEAP
 from .module import Program
@@ -296,8 +297,8 @@ class Function:
         if block is None:
             raise LaunchError(f"launch of '{self.name}' needs block=(x, y, z)")
         if texrefs:
-            raise UnsupportedError("the emulator has no texture references; read the array "
-                                   "through a pointer instead")
+            raise UnsupportedError(_("the emulator has no texture references; read the array "
+                                     "through a pointer instead"))
         handlers = [a for a in args if isinstance(a, ArgumentHandler)]
         real = [a.before() if isinstance(a, ArgumentHandler) else a for a in args]
         start = time.perf_counter()

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import arch
 from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
+from ..i18n.messages import _
 from .batch import ALL, RESERVED, Batch
 from .memory import HEAP_BASE
 from .module import _short
@@ -36,13 +37,16 @@ def dims3(value, what: str, limits) -> tuple[int, int, int]:
     try:
         vals = [int(v) for v in value]
     except TypeError:
-        raise LaunchError(f"{what} must be a tuple of 1 to 3 integers, got {value!r}") from None
+        raise LaunchError(_("{what} must be a tuple of 1 to 3 integers, got {value}").format(
+            what=what, value=repr(value))) from None
     if not 1 <= len(vals) <= 3:
-        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {value!r}")
+        raise LaunchError(_("{what} must have 1 to 3 dimensions, got {value}").format(
+            what=what, value=repr(value)))
     vals += [1] * (3 - len(vals))
     for v, lim, axis in zip(vals, limits, "xyz", strict=False):
         if v < 1 or v > lim:
-            raise LaunchError(f"{what}.{axis} = {v} is outside 1..{lim}")
+            raise LaunchError(_("{what}.{axis} = {value} is outside 1..{limit}").format(
+                what=what, axis=axis, value=v, limit=lim))
     return tuple(vals)
 
 
@@ -67,28 +71,33 @@ def pack_args(kernel: Kernel, args) -> dict[str, np.ndarray]:
     cparams = kernel.params if len(kernel.params) == len(ptx) else [None] * len(ptx)
     if len(args) != len(ptx):
         names = ", ".join(str(p) for p in kernel.params)
-        raise ArgumentError(f"kernel '{kernel.name}' takes {len(ptx)} arguments ({names}), "
-                            f"got {len(args)}")
+        raise ArgumentError(_("kernel '{kernel}' takes {count} arguments ({names}), got "
+                              "{got}").format(kernel=kernel.name, count=len(ptx), names=names,
+                                              got=len(args)))
     out = {}
     for i, (var, cp, a) in enumerate(zip(ptx, cparams, args, strict=True)):
-        where = f"argument #{i} ('{cp}') of kernel '{kernel.name}'" if cp else \
-            f"argument #{i} of kernel '{kernel.name}'"
+        where = _("argument #{index} ('{param}') of kernel '{kernel}'").format(
+            index=i, param=cp, kernel=kernel.name) if cp else \
+            _("argument #{index} of kernel '{kernel}'").format(index=i, kernel=kernel.name)
         size = var.size
         if cp is not None and cp.ctype.is_pointer:
             addr = _address(a)
             if addr is None:
-                raise ArgumentError(f"{where} must be a device pointer (mem_alloc, "
-                                    f"cuda.In/Out, a GPUArray), got {type(a).__name__}")
+                raise ArgumentError(_("{where} must be a device pointer (mem_alloc, "
+                                      "cuda.In/Out, a GPUArray), got {kind}").format(
+                    where=where, kind=type(a).__name__))
             raw = np.uint64(addr).tobytes()
         elif cp is not None and cp.ctype.dtype is not None and not cp.ctype.dtype.names:
             t = cp.ctype.dtype
             if not isinstance(a, np.generic) or isinstance(a, np.void):
-                raise ArgumentError(
-                    f"{where} got a plain Python {type(a).__name__}; as with PyCUDA, pass a "
-                    f"NumPy scalar of the exact type, e.g. np.{t.name}({a!r})")
+                raise ArgumentError(_(
+                    "{where} got a plain Python {kind}; as with PyCUDA, pass a NumPy scalar of "
+                    "the exact type, e.g. {example}").format(
+                        where=where, kind=type(a).__name__, example=f"np.{t.name}({a!r})"))
             if a.dtype.itemsize != t.itemsize or (a.dtype.kind == "f") != (t.kind == "f"):
-                raise ArgumentError(f"{where} got np.{a.dtype.name}; pass np.{t.name} "
-                                    f"(the GPU would reinterpret the bytes)")
+                raise ArgumentError(_("{where} got np.{got}; pass np.{wanted} (the GPU would "
+                                      "reinterpret the bytes)").format(
+                    where=where, got=a.dtype.name, wanted=t.name))
             raw = np.asarray(a).tobytes()
         else:
             if isinstance(a, (np.generic, np.ndarray)):
@@ -96,11 +105,13 @@ def pack_args(kernel: Kernel, args) -> dict[str, np.ndarray]:
             else:
                 addr = _address(a)
                 if addr is None:
-                    raise ArgumentError(f"{where}: pass a NumPy value of {size} bytes")
+                    raise ArgumentError(_("{where}: pass a NumPy value of {size} bytes").format(
+                        where=where, size=size))
                 raw = np.uint64(addr).tobytes()
             if len(raw) != size:
-                raise ArgumentError(f"{where} must be {size} bytes (a NumPy record or array "
-                                    f"built with the struct's dtype), got {len(raw)}")
+                raise ArgumentError(_("{where} must be {size} bytes (a NumPy record or array "
+                                      "built with the struct's dtype), got {got}").format(
+                    where=where, size=size, got=len(raw)))
         buf = np.zeros((1, max(size, 8)), np.uint8)
         buf[0, : len(raw)] = np.frombuffer(raw, np.uint8)
         out[var.name] = buf
@@ -129,21 +140,25 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     grid = dims3(grid, "grid", DEVICE.max_grid_dim)
     tpb = block[0] * block[1] * block[2]
     if tpb > DEVICE.max_threads_per_block:
-        raise LaunchError(f"block {block} has {tpb} threads; the limit is "
-                          f"{DEVICE.max_threads_per_block} per block")
+        raise LaunchError(_("block {block} has {threads} threads; the limit is {limit} per "
+                            "block").format(block=block, threads=tpb,
+                                            limit=DEVICE.max_threads_per_block))
     shared = int(shared or 0)
     if shared < 0:
-        raise LaunchError(f"shared={shared}: the dynamic shared memory size cannot be negative")
+        raise LaunchError(_("shared={shared}: the dynamic shared memory size cannot be "
+                            "negative").format(shared=shared))
     static = kernel.shared_static
     if static > DEVICE.shared_memory_per_block:
-        raise LaunchError(f"kernel '{kernel.name}' declares {static} bytes of "
-                          f"__shared__ arrays; the limit is {DEVICE.shared_memory_per_block}")
+        raise LaunchError(_("kernel '{kernel}' declares {static} bytes of __shared__ arrays; "
+                            "the limit is {limit}").format(
+            kernel=kernel.name, static=static, limit=DEVICE.shared_memory_per_block))
     dyn_offset = -(-static // 16) * 16
     total = dyn_offset + shared if shared else static
     if total > DEVICE.shared_memory_per_block_optin:
-        raise LaunchError(f"kernel '{kernel.name}' needs {total} bytes of shared memory per "
-                          f"block; an H100 allows at most {DEVICE.shared_memory_per_block_optin}"
-                          f" (above 48 KB only as dynamic shared memory)")
+        raise LaunchError(_("kernel '{kernel}' needs {total} bytes of shared memory per block; "
+                            "an H100 allows at most {limit} (above 48 KB only as dynamic shared "
+                            "memory)").format(kernel=kernel.name, total=total,
+                                              limit=DEVICE.shared_memory_per_block_optin))
     params = pack_args(kernel, args)
     nblocks = grid[0] * grid[1] * grid[2]
     pad = -(-tpb // 32) * 32
@@ -165,10 +180,12 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
             except CudakitError:
                 raise
             except RecursionError as exc:
-                raise UnsupportedError(f"kernel '{kernel.name}' nests too deeply to emulate "
-                                       f"(near line {b.line})") from exc
+                raise UnsupportedError(_("kernel '{kernel}' nests too deeply to emulate "
+                                         "(near line {line})").format(kernel=kernel.name,
+                                                                     line=b.line)) from exc
             except Exception as exc:  # a gap in the emulator, not the user's fault
-                raise UnsupportedError(
-                    f"the emulator failed on line {b.line} of kernel '{kernel.name}' "
-                    f"({type(exc).__name__}: {exc}). Please report it; it runs on a GPU."
+                raise UnsupportedError(_(
+                    "the emulator failed on line {line} of kernel '{kernel}' ({error}). Please "
+                    "report it; it runs on a GPU.").format(
+                        line=b.line, kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
                 ) from exc

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MemcheckError
+from ..i18n.messages import _
 
 WINDOW = 1 << 40
 LOCAL_BASE = 1 << 40
@@ -60,7 +61,7 @@ class Heap:
             raise ValueError(f"cannot allocate {nbytes} bytes")
         rounded = _reserved(nbytes)
         self._count += 1
-        label = label or f"allocation #{self._count}"
+        label = label or _("allocation #{number}").format(number=self._count)
         fits = [(size, off) for off, size in self._free.items() if size >= rounded]
         if fits:  # best fit; the rest of the range stays free
             size, off = min(fits)
@@ -82,7 +83,8 @@ class Heap:
         """Release the allocation that starts at ``address``."""
         i = bisect.bisect_left(self._bases, address)
         if i == len(self._bases) or self._bases[i] != address:
-            raise MemcheckError(f"free of {address:#x}: not the start of a live allocation")
+            raise MemcheckError(_("free of {address}: not the start of a live allocation").format(
+                address=f"{address:#x}"))
         a = self._allocs.pop(i)
         self._bases.pop(i)
         self._release(a.base - HEAP_BASE, _reserved(a.size))
@@ -163,22 +165,23 @@ class Heap:
             return int(address) - HEAP_BASE
         if self.bounds(int(address), int(address) + nbytes) is None:
             near = self.nearest(int(address))
-            where = f"; nearest is {describe(near)}" if near else ""
-            raise MemcheckError(
-                f"{what}: {nbytes} bytes at {int(address):#x} are not inside one live "
-                f"device allocation{where}. Check the pointer and the byte count."
+            where = _("; nearest is {name}").format(name=describe(near)) if near else ""
+            raise MemcheckError(_(
+                "{what}: {nbytes} bytes at {address} are not inside one live device "
+                "allocation{where}. Check the pointer and the byte count.").format(
+                    what=what, nbytes=nbytes, address=f"{int(address):#x}", where=where)
             )
         return int(address) - HEAP_BASE
 
     def write(self, address: int, data) -> None:
         """Copy host bytes (bytes or a NumPy array) to device ``address``."""
         raw = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), np.uint8)
-        off = self._check_range(address, raw.size, "copy to device")
+        off = self._check_range(address, raw.size, _("copy to device"))
         self.arena[off:off + raw.size] = raw
 
     def read(self, address: int, nbytes: int) -> np.ndarray:
         """A copy of ``nbytes`` device bytes at ``address``."""
-        off = self._check_range(address, nbytes, "copy from device")
+        off = self._check_range(address, nbytes, _("copy from device"))
         return self.arena[off:off + nbytes].copy()
 
 
@@ -189,7 +192,8 @@ def _reserved(nbytes: int) -> int:
 
 
 def describe(a: Allocation) -> str:
-    return f"{a.label} ({a.size} bytes at {a.base:#x})"
+    return _("{label} ({size} bytes at {base})").format(label=a.label, size=a.size,
+                                                       base=f"{a.base:#x}")
 
 
 HEAP = Heap()

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import compiler
 from ..errors import CompileError, KernelFaultError, LaunchError, UnsupportedError
+from ..i18n.messages import _
 from ..signature import demangle, params_from_mangled, parse_kernels, split_demangled
 from .batch import SharedSymbol, Site
 from .decode import Decoded, decode_function
@@ -129,8 +130,8 @@ class Program:
             return (lambda fr: np.uint64(32)), "const"
         if name in self.module.functions:
             if self.module.functions[name].entry:
-                raise UnsupportedError("dynamic parallelism (launching kernels from the "
-                                       "device) is not supported by the emulator")
+                raise UnsupportedError(_("dynamic parallelism (launching kernels from the "
+                                         "device) is not supported by the emulator"))
             a = np.uint64(self.function_address(name))
             return (lambda fr: a), "function"
         raise UnsupportedError(f"the PTX symbol '{name}'")
@@ -280,18 +281,19 @@ class Program:
         if name == "__assertfail":
             return self._assertfail(ins, args)
         if name.startswith(DYNAMIC_PARALLELISM):
-            raise UnsupportedError("dynamic parallelism (launching kernels from the device) is "
-                                   "not supported by the emulator")
+            raise UnsupportedError(_("dynamic parallelism (launching kernels from the device) "
+                                     "is not supported by the emulator"))
         if name in ("malloc", "free"):
-            raise UnsupportedError("device-side malloc/free")
+            raise UnsupportedError(_("device-side malloc/free"))
         return lambda fr, L: self._invoke(fr, L, name, rets, args, ins)
 
     def _invoke(self, fr, L, name, rets, args, ins) -> None:
         """Run device function ``name`` for lanes ``L`` of frame ``fr``."""
         if fr.depth >= MAX_DEPTH:
-            raise UnsupportedError(
-                f"recursion deeper than {MAX_DEPTH} calls in '{_short(name)}' at line "
-                f"{ins.line}; the emulator (like a GPU's small stack) cannot go that deep.")
+            raise UnsupportedError(_(
+                "recursion deeper than {depth} calls in '{name}' at line {line}; the emulator "
+                "(like a GPU's small stack) cannot go that deep.").format(
+                    depth=MAX_DEPTH, name=_short(name), line=ins.line))
         callee = self.decoded(name)
         sp = fr.b.local_sp
         cf = Frame(fr.b, callee, self, fr.kernel_name, fr.depth + 1)

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..i18n.messages import _
 from . import numeric as nm
 from .frontend import type_size
 
@@ -57,7 +58,7 @@ SPECIAL_AXES = {"x": 0, "y": 1, "z": 2}
 
 def special(name: str):
     """``%tid.x`` and friends -> ``(frame, lanes) -> uint32 values``."""
-    base, _, axis = name[1:].partition(".")
+    base, axis = name[1:].partition(".")[::2]
     k = SPECIAL_AXES.get(axis, 0)
     if base == "tid":
         attr = ("tx", "ty", "tz")[k]
@@ -124,10 +125,10 @@ def special(name: str):
         extra = {"1": 8}.get(which, 0)
         return lambda fr, L: np.uint32(-(-fr.b.shared_bytes // 16) * 16 + extra)
     if base.startswith("envreg"):
-        raise UnsupportedError("grid-wide synchronisation (cooperative_groups::this_grid() / "
-                               "grid.sync()) needs a cooperative launch, which the emulator "
-                               "does not offer")
-    raise UnsupportedError(f"the special register '{name}'")
+        raise UnsupportedError(_("grid-wide synchronisation (cooperative_groups::this_grid() / "
+                                 "grid.sync()) needs a cooperative launch, which the emulator "
+                                 "does not offer"))
+    raise UnsupportedError(_("the special register '{name}'").format(name=name))
 
 
 class Scope:

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from ..errors import BarrierError, KernelFaultError, KernelTimeout, UnsupportedError
+from ..i18n.messages import _
 from .batch import ALL
 
 MAX_DEPTH = 48
@@ -84,11 +85,11 @@ def run(fr: Frame, L, entry: bool) -> None:
         blk = blocks[pc]
         b.line = blk.line
         if time.perf_counter() > deadline:
-            raise KernelTimeout(
-                f"kernel '{fr.kernel_name}' did not finish within its time limit; it was "
-                f"still looping at line {blk.line}. A loop whose exit depends on another block "
-                f"or thread may never end; raise the limit with timeout=<seconds> if the "
-                f"kernel is only slow.")
+            raise KernelTimeout(_(
+                "kernel '{kernel}' did not finish within its time limit; it was still looping "
+                "at line {line}. A loop whose exit depends on another block or thread may never "
+                "end; raise the limit with timeout=<seconds> if the kernel is only slow.").format(
+                    kernel=fr.kernel_name, line=blk.line))
         if entry and not heap and not isinstance(L, slice) and L.size == live_total:
             for op, pure in zip(blk.ops, blk.pure, strict=True):
                 op(fr, ALL if pure else L)  # every live lane is here: pure ops run dense
@@ -130,8 +131,9 @@ def run(fr: Frame, L, entry: bool) -> None:
             targets = [(pc + 1, L)]
         else:
             lane = int(b.index(L)[0])
-            raise KernelFaultError(f"__trap() at line {blk.line} of kernel '{fr.kernel_name}' "
-                                   f"in {b.who(lane)}: the kernel aborted")
+            raise KernelFaultError(_("__trap() at line {line} of kernel '{kernel}' in {who}: "
+                                     "the kernel aborted").format(
+                line=blk.line, kernel=fr.kernel_name, who=b.who(lane)))
         for target, lanes in targets:
             if entry and target in pure_exit:
                 live -= np.bincount(b.blk[b.index(lanes)], minlength=b.nb)
@@ -146,11 +148,12 @@ def run(fr: Frame, L, entry: bool) -> None:
 
 def _barrier(fr, L, term, live, pending, dec) -> None:
     b = fr.b
-    _, kind, dst, src, line = term
+    kind, dst, src, line = term[1:]
     lanes = b.index(L)
     if live is None:
-        raise UnsupportedError(f"__syncthreads() inside a function that is not inlined "
-                               f"(line {line} of kernel '{fr.kernel_name}')")
+        raise UnsupportedError(_("__syncthreads() inside a function that is not inlined "
+                                 "(line {line} of kernel '{kernel}')").format(
+            line=line, kernel=fr.kernel_name))
     here = np.bincount(b.blk[lanes], minlength=b.nb)
     short = (here > 0) & (here < live)
     if short.any():
@@ -163,18 +166,19 @@ def _barrier(fr, L, term, live, pending, dec) -> None:
                 if sel.size:
                     missing = int(sel[0]) if missing is None else min(missing, int(sel[0]))
         first = int(lanes[np.argmax(b.blk[lanes] == cta)])
-        other = f" but not by {b.thread_name(first, int(b.tib[missing]))}" if missing is not None \
-            else " but not by all live threads"
-        raise BarrierError(
-            f"__syncthreads() at line {line} of kernel '{fr.kernel_name}' was reached by "
-            f"{b.who(first)}{other} of the same block (divergent barrier: on a GPU this hangs "
-            f"or corrupts data). Move the barrier out of the branch or loop that only some "
-            f"threads take.")
+        other = b.thread_name(first, int(b.tib[missing])) if missing is not None \
+            else _("all live threads")
+        raise BarrierError(_(
+            "__syncthreads() at line {line} of kernel '{kernel}' was reached by {who} but not by "
+            "{other} of the same block (divergent barrier: on a GPU this hangs or corrupts "
+            "data). Move the barrier out of the branch or loop that only some threads "
+            "take.").format(line=line, kernel=fr.kernel_name, who=b.who(first), other=other))
     if kind == "count":
         n = np.asarray(dst(fr, L))
         if (n != b.tpb).any() and (n != b.pad).any():
-            raise UnsupportedError(f"a named barrier for part of a block (line {line} of "
-                                   f"kernel '{fr.kernel_name}')")
+            raise UnsupportedError(_("a named barrier for part of a block (line {line} of "
+                                     "kernel '{kernel}')").format(line=line,
+                                                                 kernel=fr.kernel_name))
     elif kind is not None:
         p = np.broadcast_to(np.asarray(src(fr, L), bool), lanes.shape)
         per = np.bincount(b.blk[lanes], weights=p, minlength=b.nb).astype(np.int64)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..i18n.messages import _
 from .batch import ALL
 
 
@@ -71,8 +72,9 @@ def shfl(fr, L, mode: str, a, b, c, mask, line: int):
     if c.ndim and c.size and (c != c[0]).any():
         order, starts, group = _groups(lanes)
         if (_per_group(np.minimum, c, order, starts, group) != c).any():
-            raise UnsupportedError(f"a shuffle whose width differs between the lanes of a "
-                                   f"warp (line {line} of kernel '{fr.kernel_name}')")
+            raise UnsupportedError(_("a shuffle whose width differs between the lanes of a "
+                                     "warp (line {line} of kernel '{kernel}')").format(
+                line=line, kernel=fr.kernel_name))
     lane = (lanes & 31).astype(np.int64)
     bval = np.asarray(b).astype(np.int64) & 31
     cval = c & 31

@@ -28,6 +28,7 @@ import nbformat
 
 from ..backend import BACKENDS
 from ..errors import ExerciseFormatError
+from ..i18n.messages import _
 from . import records
 from .exercise import check_notebook, grade_id, graded_tests, is_answer, is_test
 from .merge import merge
@@ -37,8 +38,6 @@ from .session import CONTEXT_LOST, FATAL, Failure, Session, Settings  # noqa: F4
 
 CELL_TIMEOUT = 120.0  # seconds per cell
 NOTEBOOK_TIMEOUT = 900.0  # seconds per notebook
-VISIBLE_ONLY_NOTE = ("bubblewrap is not installed here: this is a self-check with the visible "
-                     "tests only; hidden tests run where the grader's sandbox runs")
 
 
 @dataclass
@@ -173,7 +172,7 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
     try:
         mine = nbformat.read(submission, as_version=4)
     except Exception as error:  # unreadable JSON, not a notebook, missing file
-        reason = f"the notebook could not be read: {error}"
+        reason = _("the notebook could not be read: {error}").format(error=error)
         return NotebookResult(str(submission), [TestResult(t.name, 0.0, t.points, reason)
                                                 for t in graded_tests(reference)])
     sandboxed = use_sandbox(sandbox)
@@ -193,7 +192,9 @@ def grade(submission: str | os.PathLike, source: str | os.PathLike | None = None
             outcomes[index] = Failure("MissingCell", f"answer cell {grade_id(cell)!r}")
         if index in hidden and outcomes.get(index) is None:
             outcomes[index] = Failure("HiddenTests", "")
-    note = "" if sandboxed else VISIBLE_ONLY_NOTE
+    note = "" if sandboxed else _("bubblewrap is not installed here: this is a self-check with "
+                                  "the visible tests only; hidden tests run where the grader's "
+                                  "sandbox runs")
     result = NotebookResult(str(submission), score(merged, outcomes), note=note)
     if output_dir is not None:
         records.save(Path(output_dir), submission, source_path,

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CudakitError
+from ..i18n.messages import _, language
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the cudakit package folder
 INSIDE_PACKAGE = "/run/cudakit-lib"  # where the sandbox sees it (not the repository around it)
@@ -64,12 +65,17 @@ class Limits:
         """The sentence a test's feedback gives when ``which`` limit stopped the process."""
         mb = lambda n: f"{n / 2**20:g} MiB"  # noqa: E731
         return {
-            "cpu": f"it used more than {self.cpu_seconds} s of CPU time",
-            "memory": f"it used more than {mb(self.memory_bytes)} of memory",
-            "processes": f"it started more than {self.processes} processes or threads",
-            "file": f"it wrote a file larger than {mb(self.file_bytes)}",
-            "output": f"it printed more than {mb(self.output_bytes)} of output",
-        }[which]
+            "cpu": lambda: _("it used more than {seconds} s of CPU time").format(
+                seconds=self.cpu_seconds),
+            "memory": lambda: _("it used more than {size} of memory").format(
+                size=mb(self.memory_bytes)),
+            "processes": lambda: _("it started more than {count} processes or threads").format(
+                count=self.processes),
+            "file": lambda: _("it wrote a file larger than {size}").format(
+                size=mb(self.file_bytes)),
+            "output": lambda: _("it printed more than {size} of output").format(
+                size=mb(self.output_bytes)),
+        }[which]()
 
 
 def bwrap() -> str | None:
@@ -186,6 +192,7 @@ class Sandbox:
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "NUMBA_NUM_THREADS": "1", "MPLBACKEND": "Agg", "IPYTHONDIR": "/tmp/ipython",
+               "CUDAKIT_LANG": language(),  # the tools' own messages in the grader's language
                **self.env}
         for key in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
                     "CUDAKIT_NVCC"):

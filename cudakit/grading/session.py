@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..i18n.messages import _
 from .exercise import grade_id, is_answer, is_test
 from .feedback import CONTEXT_LOST, explain
 from .participant import kernel_names
@@ -117,10 +118,10 @@ def plan_roles(merged, reference: dict) -> dict[int, dict]:
 
 def _exit_words(code: int | None) -> str:
     if code is None:
-        return "it did not answer"
+        return _("it did not answer")
     if code < 0:
-        return f"it was killed by signal {-code}"
-    return f"it exited with status {code}"
+        return _("it was killed by signal {signal}").format(signal=-code)
+    return _("it exited with status {code}").format(code=code)
 
 
 class Session:
@@ -267,7 +268,8 @@ class Session:
         limits = self.settings.limits
         if failure.ename == "ParticipantTimeout":
             refused = self.participant is not None and self.participant.pids_refused()
-            failure.evalue = f"limit {math.ceil(self.settings.cell_timeout)} s" + (
+            failure.evalue = _("limit {seconds} s").format(
+                seconds=math.ceil(self.settings.cell_timeout)) + (
                 f"; {limits.describe('processes')}" if refused else "")
             self._stop_participant()
         elif failure.ename == "ParticipantEnded":

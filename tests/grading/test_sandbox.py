@@ -152,6 +152,19 @@ def test_without_bubblewrap_only_visible_tests_count_with_a_note(tmp_path, monke
         grade(_exercise(tmp_path), solutions=tmp_path / "solutions", sandbox=True)
 
 
+def test_visible_only_note_and_feedback_in_japanese(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap", lambda: None)
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    result = grade(_exercise(tmp_path), solutions=tmp_path / "solutions")
+    assert [(t.name, t.score) for t in result.tests] == [("test_visible", 1.0),
+                                                         ("test_hidden", 0.0)]
+    assert result.note.startswith("ここには bubblewrap がインストールされていません: "
+                                  "これは見えているテストだけによる自己チェックです。")
+    assert result.tests[1].feedback == (
+        "ここでは採点していません: このテストには隠された部分があり、それは採点用サンドボックスの"
+        "中でしか実行されません。見えている部分には合格しました。")
+
+
 @needs_bwrap
 def test_records_are_kept_outside(tmp_path):
     path = _exercise(tmp_path)

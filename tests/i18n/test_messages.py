@@ -88,7 +88,7 @@ __global__ void past_the_tile(const int *in, int *out) {
                                              grid=(1, 1), block=(64, 1, 1))
     text = str(error.value)
     assert text.startswith("memcheck: カーネル 'past_the_tile' の 4 行目"), text
-    assert "範囲外の 4 バイトの書き込み" in text and "配列 'tile' の要素 32" in text
+    assert "4 バイトの範囲外の書き込みをしました" in text and "配列 'tile' の要素 32" in text
     assert "要素数は 32 です" in text
 
 
@@ -113,7 +113,7 @@ __global__ void unguarded(float *x, int n) {
     text = str(race.value)
     assert text.startswith("racecheck: カーネル 'reverse_racy' のシェアードメモリのバイト "), text
     assert "（配列 's'）で read-after-write の競合があります（block (0,0,0)）" in text
-    assert ("thread (63,0,0) が 4 行目 (s[threadIdx.x]) で書き込みを行い、"
+    assert ("thread (63,0,0) が 4 行目 (s[threadIdx.x] = in[threadIdx.x];) で書き込みを行い、"
             "その後 thread (0,0,0) が 5 行目") in text
     assert "で読み出しを行いましたが、その間にバリアがありません。2 つの" in text
     y = np.zeros(100, np.float32)
@@ -146,3 +146,68 @@ def test_launch_and_argument_errors_in_japanese(monkeypatch):
         scale(x, np.int32(4), grid=(1, 1), block=(32, 1, 1))
     assert str(numpy_array.value).startswith(
         "仮引数 'x' (float *) にはデバイスメモリが必要ですが、NumPy 配列が渡されました")
+
+
+def test_barrier_timeout_and_sandbox_limit_sentences_in_japanese(monkeypatch):
+    from cudakit.errors import ArgumentError, BarrierError, KernelTimeout
+    from cudakit.grading.sandbox import Limits
+
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    module = emu.SourceModule("""
+__global__ void half_barrier(int *a) {
+    if (threadIdx.x < 16) __syncthreads();
+    a[threadIdx.x] = 1;
+}
+__global__ void wait(int *flag) {
+    while (flag[0] == 0) { }
+}""", no_extern_c=True)
+    with pytest.raises(BarrierError) as barrier:
+        module.get_function("half_barrier")(emu.mem_alloc(128), grid=(1, 1), block=(32, 1, 1))
+    text = str(barrier.value)
+    assert text.startswith("カーネル 'half_barrier' の 3 行目の __syncthreads() に "), text
+    assert "同じブロックの thread (16,0,0) は到達しませんでした" in text
+    with pytest.raises(KernelTimeout) as timeout:
+        module.get_function("wait")(emu.mem_alloc(4), grid=(1, 1), block=(1, 1, 1), timeout=0.3)
+    assert str(timeout.value).startswith(
+        "カーネル 'wait' が制限時間内に終わりませんでした。7 行目でまだループを続けていました。")
+    with pytest.raises(ArgumentError) as args:
+        module.get_function("wait")(np.int32(3), grid=(1, 1), block=(1, 1, 1))
+    assert str(args.value).startswith("カーネル 'wait' の引数 #0 ('int *flag') は"
+                                      "デバイスのポインタ"), str(args.value)
+    limits = Limits(cpu_seconds=5, file_bytes=1 << 20)
+    assert limits.describe("cpu") == "CPU 時間を 5 秒より多く使いました"
+    assert limits.describe("file") == "1 MiB より大きなファイルを書き込みました"
+    assert explain("LimitExceeded", limits.describe("cpu")) == (
+        "採点用サンドボックスの制限に達しました: CPU 時間を 5 秒より多く使いました")
+    monkeypatch.setenv("CUDAKIT_LANG", "en")
+    assert limits.describe("cpu") == "it used more than 5 s of CPU time"
+
+
+@pytest.mark.slow
+def test_sandboxed_grader_feedback_in_japanese_end_to_end(tmp_path, monkeypatch):
+    """The memcheck runs inside the sandbox: its report is Japanese as well as the sentence
+    around it."""
+    import nbformat
+
+    from cudakit.grading import grade
+    from cudakit.grading.exercise import grade_id
+    from cudakit.grading.sandbox import bwrap
+
+    if bwrap() is None:
+        pytest.skip("needs bubblewrap (tools/install-system-deps)")
+    monkeypatch.setenv("CUDAKIT_LANG", "ja")
+    nb = nbformat.read(ROOT / "solutions" / "01_first_kernel.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if grade_id(c) == "add_arrays"]
+    assert cell.source.count("if (i < n) {") == 1
+    cell.source = cell.source.replace("if (i < n) {", "{")
+    nbformat.write(nb, tmp_path / "01_first_kernel.ipynb")
+    result = grade(tmp_path / "01_first_kernel.ipynb", solutions=ROOT / "solutions",
+                   sandbox=True)
+    failed = [t for t in result.tests if t.score < t.max_score]
+    assert failed, result.tests
+    feedback = failed[0].feedback
+    assert feedback.startswith("範囲外のメモリアクセスです（memcheck が検出）: "
+                               "memcheck: カーネル 'add_arrays' の "), feedback
+    assert "バイトの範囲外の読み出しをしました" in feedback
+    assert feedback.endswith("どのスレッドも、自分のインデックスが配列の範囲内かどうかを"
+                             "確かめていますか？")
