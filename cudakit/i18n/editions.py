@@ -3,7 +3,9 @@
 ``tools/translate-notebooks`` runs ``main``: for every English notebook in
 ``labs/`` and ``solutions/`` it writes ``labs/<lang>/`` and ``solutions/<lang>/``
 from the translation files, and ``exercises/<lang>/`` as the student versions of
-the translated solutions (as ``tools/make-exercises`` does for English). With
+the translated solutions (as ``tools/make-exercises`` does for English), and a copy of
+every data file (``*.json``) beside the English notebooks, which they open by a
+relative path (lab 07 reads ``07_h100.json``), so the edition runs from its folder. With
 ``--check`` it writes nothing and exits 1 if a generated notebook is out of date
 or a Markdown cell's translation is missing or stale, naming notebook and cell.
 
@@ -36,6 +38,9 @@ LANGS = ("ja",)
 
 #: A language's list of English notebooks not translated yet (one path a line, # comments).
 UNTRANSLATED = "untranslated.txt"
+
+#: Files beside the English notebooks that an edition needs a copy of (opened by relative path).
+DATA = "*.json"
 
 
 @dataclass
@@ -94,8 +99,12 @@ def build(root: Path, lang: str, check: bool = False) -> Result:
                 student = make_student(translated, f"{folder}/{lang}/{english.name}")
                 _put(root, Path("exercises", lang, english.name), notebook_text(student),
                      wanted, result, check)
+        for data in sorted((root / folder).glob(DATA)):
+            _put(root, Path(folder, lang, data.name), data.read_text(encoding="utf-8"),
+                 wanted, result, check)
     for folder in ("labs", "solutions", "exercises"):
-        for path in sorted((root / folder / lang).glob("*.ipynb")):
+        for path in sorted([*(root / folder / lang).glob("*.ipynb"),
+                            *(root / folder / lang).glob(DATA)]):
             target = path.relative_to(root)
             if target not in wanted:
                 result.changed.append(target)

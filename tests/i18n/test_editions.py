@@ -146,6 +146,23 @@ def test_untranslated_list_only_shrinks_and_removed_notebooks_go(tmp_path):
     assert not (root / "labs/ja/x.ipynb").exists()
 
 
+def test_data_files_beside_the_notebooks_are_copied_kept_current_and_removed(tmp_path):
+    # Lab 07 opens 07_h100.json by a relative path, so labs/ja needs it too.
+    root = _repo(tmp_path)
+    (root / "labs/x_h100.json").write_text('{"ms": [1.5]}\n')
+    assert [p.as_posix() for p in build(root, "ja", check=True).changed] == ["labs/ja/x_h100.json"]
+    build(root, "ja")
+    assert (root / "labs/ja/x_h100.json").read_text() == '{"ms": [1.5]}\n'
+    (root / "labs/x_h100.json").write_text('{"ms": [2.5]}\n')
+    assert [p.as_posix() for p in build(root, "ja", check=True).changed] == ["labs/ja/x_h100.json"]
+    build(root, "ja")
+    assert (root / "labs/ja/x_h100.json").read_text() == '{"ms": [2.5]}\n'
+    (root / "labs/x_h100.json").unlink()
+    assert [p.as_posix() for p in build(root, "ja").changed] == ["labs/ja/x_h100.json"]
+    assert not (root / "labs/ja/x_h100.json").exists()
+    assert build(root, "ja", check=True).changed == []
+
+
 @pytest.mark.parametrize("text, message", [
     ("stray\n<!-- cell a en:0123456789ab -->\nx", "text before the first"),
     ("<!-- cell a en:0123456789ab -->\nx\n<!-- cell a en:0123456789ab -->\ny",
