@@ -197,6 +197,9 @@ class Session:
             return
         reason = p.reason() or _exit_words(p.process.returncode)
         p.close()
+        last = bytes(p.output).decode(errors="replace").strip().splitlines()[-1:]
+        if last and not p.reason():  # e.g. the error that ended it: a hint for the participant
+            reason += f" ({last[0][:200]})"
         self.participant = None
         self.participant_deaths.append(reason)
         self.restarts += 1
