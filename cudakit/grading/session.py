@@ -205,11 +205,11 @@ class Session:
         self.restarts += 1
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(self.channel, "p.sock"))
-        # one that never got ready is started once more (a machine under heavy load has been
-        # seen to lose one at start-up), then given up on: code that ends at import ends again
-        if self.restarts > MAX_RESTARTS or (not self.participant_ready and self.restarts > 1):
+        if self.restarts > MAX_RESTARTS:
             Path(self.channel, "status").write_text(reason)
         else:
+            if not self.participant_ready:  # ended at start-up: wait a little (a loaded machine
+                time.sleep(0.25 * 2 ** self.restarts)  # has been seen to lose one there)
             self._start_participant()
 
     def _stop_participant(self) -> None:
