@@ -3,7 +3,8 @@ Japanese, from the notebooks with their stored H100 outputs.
 
     python website/build.py [--out build/website] [--lang en --lang ja]
 
-For each language the notebooks are staged in ``build/website-src/<lang>/`` with a header
+For each language the notebooks are staged in a private temporary folder (two builds at once,
+as parallel tests make, do not meet) with a header
 cell under the title (the textbook sections the page follows, links to run or download
 the notebook), the occupancy calculator's widget replaced by a static picture of it, and
 a home page; Sphinx with MyST-NB (the engine of Jupyter Book 1, offline: Jupyter Book 2's
@@ -23,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -205,12 +207,13 @@ def build(out: Path, langs: tuple[str, ...] = LANGS) -> None:
     """Stage and build every language; raise CalledProcessError if Sphinx fails."""
     out.mkdir(parents=True, exist_ok=True)
     for lang in langs:
-        source = ROOT / "build" / "website-src" / lang
-        stage(lang, source)
-        env = {**os.environ, "CUDAKIT_SITE_LANG": lang}
-        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
-                        "-c", str(HERE), "-d", str(ROOT / "build" / "website-doctrees" / lang),
-                        str(source), str(out / lang)], check=True, env=env)
+        with tempfile.TemporaryDirectory(prefix="cudakit-site-") as work:
+            source = Path(work) / "src" / lang
+            stage(lang, source)
+            env = {**os.environ, "CUDAKIT_SITE_LANG": lang}
+            subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W",
+                            "--keep-going", "-c", str(HERE), "-d", str(Path(work) / "doctrees"),
+                            str(source), str(out / lang)], check=True, env=env)
     (out / "index.html").write_text(CHOOSER, encoding="utf-8")
 
 

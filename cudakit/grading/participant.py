@@ -219,7 +219,7 @@ def _serve(conn: socket.socket, namespace: dict, outcomes: dict) -> None:
     while True:
         try:
             message = wire.receive(conn)
-        except EOFError:
+        except (EOFError, OSError, wire.WireError):  # the judge went away or spoke nonsense
             return
         value = message.get("value")
         if message.get("msg") == "describe":
@@ -236,7 +236,10 @@ def _serve(conn: socket.socket, namespace: dict, outcomes: dict) -> None:
             reply = {"msg": "error", "ename": type(error).__name__, "evalue": str(error)[:2000]}
         finally:
             _link["sock"] = None
-        wire.send(conn, reply)
+        try:
+            wire.send(conn, reply)
+        except OSError:  # the judge stopped waiting (its time limit): serve the next one
+            return
 
 
 def main() -> None:

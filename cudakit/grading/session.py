@@ -158,7 +158,7 @@ class Session:
 
     def _spawn(self, module: str, plan: dict, *, judge: bool, env: dict[str, str],
                pass_fds=()) -> Confined:
-        argv = [sys.executable, "-m", f"cudakit.grading.{module}"]
+        argv = [sys.executable, "-u", "-m", f"cudakit.grading.{module}"]  # output in order
         sandbox = self._sandbox(judge=judge, env=env)
         if sandbox is not None:
             confined = sandbox.spawn(argv, pass_fds=pass_fds)
