@@ -1,0 +1,258 @@
+"""Recording of timed regions: what a :func:`cudakit.benchmark` or :func:`cudakit.timer` measured.
+
+With ``CUDAKIT_RECORD_LAUNCHES=<folder>`` in the environment, each benchmark and each
+outermost timer region appends one JSON line to ``<folder>/<label>.jsonl`` (label:
+``CUDAKIT_RECORD_LABEL``, default ``session``). The line holds the measurement and every
+device operation issued inside the region, in order, so that a model can replay it
+(``benchmarks/model.py`` compares such recordings with ``cudakit.predict``). Without the
+variable nothing here runs: the launch path only tests ``record.current is None``.
+
+A file starts with one header line ``{"header": {...}}`` (engine, device, driver, CUDA,
+nvcc, date); every other line is::
+
+    {"engine": "gpu" | "emu", "label": "10_reduction", "seq": 3,
+     "kind": "benchmark" | "timer", "clock": "events" | "host",
+     "median_ms", "min_ms", "max_ms", "samples"   (benchmark) | "ms" (timer),
+     "sources": {"<sha1>": "<CUDA source as compiled>"},
+     "ops": [{"op": "launch", "kernel": "reduce<256>", "source": "<sha1>", "options": [...],
+              "arch": "sm_90", "grid": [g, 1, 1], "block": [256, 1, 1], "shared": 0,
+              "stream": 0, "args": [{"type": "const float *", "alloc": 0, "size": 4096,
+                                     "offset": 0}, {"type": "int", "value": 1024}]},
+             {"op": "memcpy", "direction": "htod" | "dtoh" | "dtod", "bytes": n,
+              "pinned": bool | None, "async": bool, "stream": 0}],
+     "ops_dropped": 0}
+
+A benchmark records the operations of one call of its function (the first timed one; the
+waiting kernel before it is left out). Pointers are given as (allocation id, allocation
+size, byte offset) with ids numbered in order of first use within the region, so the same
+buffer passed twice has the same id; on the GPU the allocation comes from the driver
+(``cuMemGetAddressRange``), on the emulator from its heap. ``cuda.In/Out/InOut`` arguments
+add their host copies around the launch (pageable) and a temporary allocation. Streams are
+numbered 0 (default), 1, 2, ... in order of first use. Lines made on the emulator say
+``"engine": "emu"``: their times are emulator times, never GPU times. Launches through
+CuPy (cuBLAS, CUB) are not seen. At most ``MAX_OPS`` operations are kept per region.
+
+>>> region = Region("timer")
+>>> region.stream(None), region.stream(object())
+(0, 1)
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+from pathlib import Path
+
+MAX_OPS = 20_000
+current: Region | None = None  # the region whose operations are being captured now
+_open: Region | None = None  # the region being measured (timers inside it record nothing)
+_sequence: dict[str, int] = {}
+
+
+def folder() -> Path | None:
+    """The folder named by ``CUDAKIT_RECORD_LAUNCHES``, or None when not recording."""
+    value = os.environ.get("CUDAKIT_RECORD_LAUNCHES")
+    return Path(value) if value else None
+
+
+class Region:
+    """The device operations of one timed region, in issue order."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.ops: list[dict] = []
+        self.dropped = 0
+        self.sources: dict[str, str] = {}
+        self._allocations: dict[int, int] = {}  # allocation base -> id
+        self._ranges: dict[int, tuple[int, int]] = {}  # address -> (base, size)
+        self._streams: dict[int, int] = {}
+
+    def add(self, op: dict) -> None:
+        if len(self.ops) < MAX_OPS:
+            self.ops.append(op)
+        else:
+            self.dropped += 1
+
+    def stream(self, stream) -> int:
+        if stream is None:
+            return 0
+        handle = getattr(stream, "handle", None)
+        key = int(handle) if handle is not None else id(stream)
+        return self._streams.setdefault(key, len(self._streams) + 1)
+
+    def pointer(self, address: int) -> dict:
+        """``{"alloc", "size", "offset"}`` of a device address."""
+        span = self._ranges.get(address)
+        if span is None:
+            span = self._ranges[address] = _address_range(address)
+        base, size = span
+        ident = self._allocations.setdefault(base, len(self._allocations))
+        return {"alloc": ident, "size": size, "offset": address - base}
+
+    def temporary(self, nbytes: int) -> dict:
+        """A pointer to a fresh allocation (the device copy of a ``cuda.In/Out`` argument)."""
+        ident = len(self._allocations)
+        self._allocations[-1 - ident] = ident
+        return {"alloc": ident, "size": int(nbytes), "offset": 0}
+
+
+def _engine() -> str:
+    from .backend import backend_name
+
+    return backend_name()
+
+
+def _address_range(address: int) -> tuple[int, int]:
+    if _engine() == "gpu":
+        import pycuda.driver as drv
+
+        try:
+            base, size = drv.mem_get_address_range(address)
+            return int(base), int(size)
+        except drv.Error:  # not device memory the driver knows (e.g. a managed or host pointer)
+            return address, 0
+    from .emu.memory import HEAP
+
+    found = HEAP.find(address)
+    return (found.base, found.size) if found is not None else (address, 0)
+
+
+def is_pinned(array) -> bool | None:
+    """Whether a host array lives in page-locked memory (None if it is not an array)."""
+    seen = array
+    while seen is not None:
+        if type(seen).__name__ in ("PagelockedHostAllocation", "RegisteredHostMemory"):
+            return True
+        seen = getattr(seen, "base", None)
+    return False if hasattr(array, "nbytes") else None
+
+
+def start(kind: str) -> Region | None:
+    """Open a region to measure, or None when not recording or inside another region."""
+    global _open
+    if _open is not None or folder() is None:
+        return None
+    _open = Region(kind)
+    return _open
+
+
+def abandon(region: Region | None) -> None:
+    """Close ``region`` without writing (its measurement failed)."""
+    global _open, current
+    if region is not None and _open is region:
+        _open = current = None
+
+
+def finish(region: Region | None, **measured) -> None:
+    """Close ``region`` and append its line with the ``measured`` figures."""
+    if region is None or _open is not region:
+        return
+    abandon(region)
+    out = folder()
+    if out is None:
+        return
+    label = os.environ.get("CUDAKIT_RECORD_LABEL") or "session"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{label}.jsonl"
+    lines = []
+    if not path.exists():
+        lines.append(json.dumps({"header": header()}))
+    _sequence[label] = _sequence.get(label, 0) + 1
+    line = {"engine": _engine(), "label": label, "seq": _sequence[label], "kind": region.kind}
+    line.update(measured)
+    line.update(sources=region.sources, ops=region.ops, ops_dropped=region.dropped)
+    lines.append(json.dumps(line))
+    with path.open("a") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def header() -> dict:
+    """Engine, device, driver, CUDA and nvcc versions, and the date (UTC)."""
+    from .compiler import nvcc_version
+    from .device import device_info
+
+    info = device_info()
+    head = {
+        "engine": _engine(),
+        "device": info.name,
+        "compute_capability": list(info.compute_capability),
+        "multiprocessors": info.multiprocessors,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    try:
+        head["nvcc"] = nvcc_version()
+    except Exception as exc:  # no nvcc: say so, the recording is still useful
+        head["nvcc"] = f"unknown ({type(exc).__name__})"
+    if head["engine"] == "gpu":
+        import pycuda.driver as drv
+
+        version = drv.get_driver_version()
+        head["cuda_driver_api"] = f"{version // 1000}.{version % 1000 // 10}"
+        proc = Path("/proc/driver/nvidia/version")
+        head["driver"] = proc.read_text().splitlines()[0] if proc.exists() else "unknown"
+    return head
+
+
+def launch(kernel, values, grid, block, shared: int, stream) -> None:
+    """Add one launch of ``kernel`` (a :class:`cudakit.Kernel`) to the current region."""
+    region = current
+    text = kernel.source or ""
+    key = hashlib.sha1(text.encode()).hexdigest()
+    region.sources.setdefault(key, text)
+    args, after = [], []
+    for param, value in zip(kernel.info.params, values, strict=True):
+        kind = type(value).__name__
+        if param.ctype.is_pointer and kind in ("In", "Out", "InOut"):
+            nbytes = int(value.array.nbytes)
+            if kind != "Out":
+                region.add(_copy("htod", nbytes, False, False, 0))
+            if kind != "In":
+                after.append(_copy("dtoh", nbytes, False, False, 0))
+            args.append({"type": str(param.ctype), **region.temporary(nbytes)})
+        elif param.ctype.is_pointer:
+            from .gpu import device_address
+
+            args.append({"type": str(param.ctype), **region.pointer(device_address(value))})
+        else:
+            scalar = value.item() if hasattr(value, "item") else value
+            args.append({"type": str(param.ctype), "value": scalar})
+    region.add({
+        "op": "launch", "kernel": kernel.info.name, "source": key,
+        "options": list(kernel.options), "arch": kernel.info.arch,
+        "grid": list(grid), "block": list(block), "shared": int(shared),
+        "stream": region.stream(stream), "args": args,
+    })
+    for op in after:
+        region.add(op)
+
+
+def _copy(direction: str, nbytes: int, pinned, is_async: bool, stream: int) -> dict:
+    return {"op": "memcpy", "direction": direction, "bytes": int(nbytes), "pinned": pinned,
+            "async": is_async, "stream": stream}
+
+
+def recording_copy(name: str, copy):
+    """Wrap the engine's ``memcpy_*`` function ``name`` so calls inside a region are recorded."""
+    direction = name.split("_")[1]  # memcpy_htod(_async), memcpy_dtoh, memcpy_dtod
+    is_async = name.endswith("_async")
+
+    def call(*args, **kwargs):
+        region = current
+        if region is not None and direction in ("htod", "dtoh", "dtod"):
+            if direction == "dtod":
+                size = args[2] if len(args) > 2 else kwargs.get("size")
+                host = None
+            else:
+                host = args[1] if direction == "htod" else args[0]
+                size = getattr(host, "nbytes", None)
+            stream = args[3 if direction == "dtod" else 2] if len(args) > (
+                3 if direction == "dtod" else 2) else kwargs.get("stream")
+            pinned = None if host is None else is_pinned(host)
+            region.add(_copy(direction, size or 0, pinned, is_async, region.stream(stream)))
+        return copy(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = copy.__doc__
+    return call
