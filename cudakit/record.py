@@ -125,7 +125,7 @@ def is_pinned(array) -> bool | None:
     while seen is not None:
         if type(seen).__name__ in ("PagelockedHostAllocation", "RegisteredHostMemory"):
             return True
-        seen = getattr(seen, "base", None)
+        seen = seen.obj if isinstance(seen, memoryview) else getattr(seen, "base", None)
     return False if hasattr(array, "nbytes") else None
 
 
