@@ -158,7 +158,7 @@ def finish(region: Region | None, **measured) -> None:
     path = out / f"{label}.jsonl"
     lines = []
     if not path.exists():
-        lines.append(json.dumps({"header": header()}))
+        lines.append(json.dumps({"header": {"label": label, **header()}}))
     _sequence[label] = _sequence.get(label, 0) + 1
     line = {"engine": _engine(), "label": label, "seq": _sequence[label], "kind": region.kind}
     line.update(measured)
