@@ -10,7 +10,8 @@ variable nothing here runs: the launch path only tests ``record.current is None`
 A file starts with one header line ``{"header": {...}}`` (engine, device, driver, CUDA,
 nvcc, date); every other line is::
 
-    {"engine": "gpu" | "emu", "label": "10_reduction", "seq": 3,
+    {"engine": "gpu" | "emu", "label": "10_reduction", "seq": 3, "cell": 12 (IPython's
+     execution count, None outside a notebook),
      "kind": "benchmark" | "timer", "clock": "events" | "host",
      "median_ms", "min_ms", "max_ms", "samples"   (benchmark) | "ms" (timer),
      "sources": {"<sha1>": "<CUDA source as compiled>"},
@@ -43,6 +44,7 @@ import datetime
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 MAX_OPS = 20_000
@@ -160,12 +162,20 @@ def finish(region: Region | None, **measured) -> None:
     if not path.exists():
         lines.append(json.dumps({"header": {"label": label, **header()}}))
     _sequence[label] = _sequence.get(label, 0) + 1
-    line = {"engine": _engine(), "label": label, "seq": _sequence[label], "kind": region.kind}
+    line = {"engine": _engine(), "label": label, "seq": _sequence[label], "cell": _cell(),
+            "kind": region.kind}
     line.update(measured)
     line.update(sources=region.sources, ops=region.ops, ops_dropped=region.dropped)
     lines.append(json.dumps(line))
     with path.open("a") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def _cell() -> int | None:
+    """The execution count of the notebook cell running now (None outside IPython)."""
+    shell = sys.modules.get("IPython")
+    shell = shell.get_ipython() if shell is not None else None
+    return getattr(shell, "execution_count", None)
 
 
 def header() -> dict:
