@@ -28,7 +28,7 @@ waiting kernel before it is left out). Pointers are given as (allocation id, all
 size, byte offset) with ids numbered in order of first use within the region, so the same
 buffer passed twice has the same id; on the GPU the allocation comes from the driver
 (``cuMemGetAddressRange``), on the emulator from its heap. ``cuda.In/Out/InOut`` arguments
-add their host copies around the launch (pageable) and a temporary allocation. Streams are
+add their host copies around the launch and a temporary allocation. Streams are
 numbered 0 (default), 1, 2, ... in order of first use. Lines made on the emulator say
 ``"engine": "emu"``: their times are emulator times, never GPU times. Launches through
 CuPy (cuBLAS, CUB) are not seen. At most ``MAX_OPS`` operations are kept per region.
@@ -215,11 +215,11 @@ def launch(kernel, values, grid, block, shared: int, stream) -> None:
     for param, value in zip(kernel.info.params, values, strict=True):
         kind = type(value).__name__
         if param.ctype.is_pointer and kind in ("In", "Out", "InOut"):
-            nbytes = int(value.array.nbytes)
+            nbytes, pinned = int(value.array.nbytes), is_pinned(value.array)
             if kind != "Out":
-                region.add(_copy("htod", nbytes, False, False, 0))
+                region.add(_copy("htod", nbytes, pinned, False, 0))
             if kind != "In":
-                after.append(_copy("dtoh", nbytes, False, False, 0))
+                after.append(_copy("dtoh", nbytes, pinned, False, 0))
             args.append({"type": str(param.ctype), **region.temporary(nbytes)})
         elif param.ctype.is_pointer:
             from .gpu import device_address
