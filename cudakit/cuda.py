@@ -32,5 +32,10 @@ def __getattr__(name: str):
 
         if record.folder() is not None:  # CUDAKIT_RECORD_LAUNCHES: copies in timed regions
             value = record.recording_copy(name, value)
+    if name == "Event":
+        from . import record
+
+        if record.folder() is not None:  # CUDAKIT_RECORD_LAUNCHES: regions timed with events
+            value = record.recording_event(value)
     globals()[name] = value  # the engine is fixed for the process: later lookups are direct
     return value

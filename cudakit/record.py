@@ -12,7 +12,7 @@ nvcc, date); every other line is::
 
     {"engine": "gpu" | "emu", "label": "10_reduction", "seq": 3, "cell": 12 (IPython's
      execution count, None outside a notebook),
-     "kind": "benchmark" | "timer", "clock": "events" | "host",
+     "kind": "benchmark" | "timer" | "events", "clock": "events" | "host",
      "median_ms", "min_ms", "max_ms", "samples"   (benchmark) | "ms" (timer),
      "sources": {"<sha1>": "<CUDA source as compiled>"},
      "ops": [{"op": "launch", "kernel": "reduce<256>", "source": "<sha1>", "options": [...],
@@ -40,6 +40,7 @@ CuPy (cuBLAS, CUB) are not seen. At most ``MAX_OPS`` operations are kept per reg
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import hashlib
 import json
@@ -64,6 +65,7 @@ class Region:
 
     def __init__(self, kind: str):
         self.kind = kind
+        self.cell = _cell()
         self.ops: list[dict] = []
         self.dropped = 0
         self.sources: dict[str, str] = {}
@@ -134,8 +136,11 @@ def is_pinned(array) -> bool | None:
 def start(kind: str) -> Region | None:
     """Open a region to measure, or None when not recording or inside another region."""
     global _open
+    if _open is not None and _open.kind == "events":
+        event_waited(None)  # a region of raw events ends where a timer or benchmark begins
     if _open is not None or folder() is None:
         return None
+    flush()
     _open = Region(kind)
     return _open
 
@@ -152,6 +157,100 @@ def finish(region: Region | None, **measured) -> None:
     if region is None or _open is not region:
         return
     abandon(region)
+    _write(region, measured)
+
+
+# Regions timed with raw events (``start.record(); ...; stop.synchronize();
+# stop.time_since(start)``, as in labs 06, 08 and 22): a region opens when an event is
+# recorded on the default stream outside any region, captures until an event is waited for
+# or timed, and is measured by the longest time taken from its first event. It is written
+# when the next region opens, or at exit; one whose first event is never timed is dropped.
+_pending: Region | None = None
+
+
+def event_recorded(event, stream) -> None:
+    global _open, current
+    if _open is not None or stream is not None or folder() is None:
+        return
+    flush()
+    _open = current = Region("events")
+    _open.first_event, _open.ms = event, None
+
+
+def event_waited(event) -> None:
+    global _open, current, _pending
+    if _open is not None and _open.kind == "events":
+        _pending, _open, current = _open, None, None
+
+
+def event_timed(start_event, end_event, ms: float) -> None:
+    event_waited(end_event)
+    if _pending is not None and start_event is _pending.first_event:
+        _pending.ms = max(_pending.ms or 0.0, float(ms))
+
+
+def flush() -> None:
+    """Write the pending raw-event region, if it was timed."""
+    global _pending
+    region, _pending = _pending, None
+    if region is not None and region.ms is not None:
+        _write(region, {"clock": "events", "ms": region.ms})
+
+
+def _quietly(hook, *args) -> None:
+    """Run a recording hook; a failure there is reported once and never stops the program."""
+    global _hook_failed
+    try:
+        hook(*args)
+    except Exception as exc:
+        if not _hook_failed:
+            _hook_failed = True
+            print(f"cudakit.record: {hook.__name__} failed ({exc!r}); recording goes on",
+                  file=sys.stderr)
+
+
+_hook_failed = False
+
+
+def recording_event(base: type) -> type:
+    """The engine's ``Event`` class, with record/synchronize/time calls seen by the recorder
+    (``base`` itself if it cannot be subclassed: then raw-event regions are not recorded)."""
+    try:
+        return _event_subclass(base)
+    except TypeError as exc:
+        print(f"cudakit.record: no raw-event regions ({exc})", file=sys.stderr)
+        return base
+
+
+def _event_subclass(base: type) -> type:
+    class Event(base):
+        __doc__ = base.__doc__
+
+        def record(self, stream=None):
+            base.record(self) if stream is None else base.record(self, stream)
+            _quietly(event_recorded, self, stream)
+            return self
+
+        def synchronize(self):
+            base.synchronize(self)
+            _quietly(event_waited, self)
+            return self
+
+        def time_since(self, start):
+            ms = base.time_since(self, start)
+            _quietly(event_timed, start, self, ms)
+            return ms
+
+        def time_till(self, end):
+            ms = base.time_till(self, end)
+            _quietly(event_timed, self, end, ms)
+            return ms
+
+    atexit.register(flush)
+    return Event
+
+
+def _write(region: Region, measured: dict) -> None:
     out = folder()
     if out is None:
         return
@@ -162,7 +261,7 @@ def finish(region: Region | None, **measured) -> None:
     if not path.exists():
         lines.append(json.dumps({"header": {"label": label, **header()}}))
     _sequence[label] = _sequence.get(label, 0) + 1
-    line = {"engine": _engine(), "label": label, "seq": _sequence[label], "cell": _cell(),
+    line = {"engine": _engine(), "label": label, "seq": _sequence[label], "cell": region.cell,
             "kind": region.kind}
     line.update(measured)
     line.update(sources=region.sources, ops=region.ops, ops_dropped=region.dropped)

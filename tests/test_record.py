@@ -49,6 +49,13 @@ with cudakit.timer():
     with cudakit.timer():  # nested: part of the outer region, no line of its own
         step(256)
 assert (out == 2).all()
+start, stop, s1 = cuda.Event(), cuda.Event(), cuda.Stream()
+start.record()  # a region timed with raw events, as in lab 08; written at exit
+cuda.memcpy_htod_async(d, h, s1)
+k["add"](d, d, d, 256, grid=(4,), block=(64,), stream=s1)
+stop.record()
+stop.synchronize()
+assert stop.time_since(start) > 0
 """
 
 
@@ -69,7 +76,7 @@ def test_header_then_one_line_per_region(recording):
     lines = recording[1:]
     assert [(x["kind"], x["seq"], x["engine"]) for x in lines] == [
         ("benchmark", 1, "emu"), ("benchmark", 2, "emu"), ("benchmark", 3, "emu"),
-        ("timer", 4, "emu")]
+        ("timer", 4, "emu"), ("events", 5, "emu")]
     assert all(x["samples"] == 3 and x["min_ms"] <= x["median_ms"] for x in lines[:3])
     assert lines[3]["ms"] > 0 and lines[3]["cell"] is None  # not run in a notebook
 
@@ -103,6 +110,15 @@ def test_timer_records_host_copies_of_in_out_and_nested_regions(recording):
     temporaries = ops[2]["args"][:3]
     assert [(a["alloc"], a["size"]) for a in temporaries] == [(0, 1024), (1, 1024), (2, 1024)]
     assert ops[5]["args"][0]["alloc"] == 3  # the allocation of step(), new in this region
+
+
+def test_regions_timed_with_raw_events(recording):
+    line = recording[5]
+    assert line["clock"] == "events" and line["ms"] > 0
+    copy, launch = line["ops"]
+    assert copy == {"op": "memcpy", "direction": "htod", "bytes": 1024, "pinned": True,
+                    "async": True, "stream": 1}
+    assert launch["stream"] == 1 and [a["alloc"] for a in launch["args"][:3]] == [0, 0, 0]
 
 
 def test_nothing_is_recorded_without_the_variable(monkeypatch):
@@ -168,7 +184,7 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     result = model.compare(path, engine="emu", predictor=(
         stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
     regions = result["regions"]
-    assert [r["measurements"] for r in regions] == [2, 1, 1]  # benchmarks 1 and 2 are one
+    assert [r["measurements"] for r in regions] == [2, 1, 1, 1]  # benchmarks 1 and 2 are one
     first = regions[0]
     assert first["measured_ms"] == pytest.approx(np.median([lines[1]["median_ms"],
                                                             lines[2]["median_ms"]]))
@@ -179,7 +195,7 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     assert isinstance(args[2], StandIn.Pointer) and args[2].array is args[0]
     assert args[2].offset == 1024 and args[0].nbytes == 3072 and args[3] == np.int32(256)
     assert args[3].dtype == np.int32
-    assert result["summary"]["predicted"] == 3 and result["summary"]["sequences"] == 1
+    assert result["summary"]["predicted"] == 4 and result["summary"]["sequences"] == 1
     assert "| lab99 | 7 | memcpy htod, add, scale<64> |" in result["table"]
     with pytest.raises(SystemExit, match="no recording"):
         model.main([str(tmp_path / "missing.jsonl")])
@@ -189,4 +205,4 @@ def test_model_keeps_gpu_lines_only(recording, tmp_path):
     path = tmp_path / "rec.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in recording) + "\n")
     regions, skipped = model.group(model.read_lines(path), engine="gpu")
-    assert regions == [] and skipped == {"engine emu": 4}
+    assert regions == [] and skipped == {"engine emu": 5}
