@@ -157,7 +157,7 @@ def finish(region: Region | None, **measured) -> None:
     if region is None or _open is not region:
         return
     abandon(region)
-    _write(region, measured)
+    _quietly(_write, region, measured)
 
 
 # Regions timed with raw events (``start.record(); ...; stop.synchronize();
@@ -194,19 +194,24 @@ def flush() -> None:
     global _pending
     region, _pending = _pending, None
     if region is not None and region.ms is not None:
-        _write(region, {"clock": "events", "ms": region.ms})
+        _quietly(_write, region, {"clock": "events", "ms": region.ms})
 
 
-def _quietly(hook, *args) -> None:
+def _quietly(hook, *args, **kwargs) -> None:
     """Run a recording hook; a failure there is reported once and never stops the program."""
-    global _hook_failed
     try:
-        hook(*args)
+        hook(*args, **kwargs)
     except Exception as exc:
-        if not _hook_failed:
-            _hook_failed = True
-            print(f"cudakit.record: {hook.__name__} failed ({exc!r}); recording goes on",
-                  file=sys.stderr)
+        _report(hook.__name__.strip("_"), exc)
+
+
+def _report(what: str, exc: Exception) -> None:
+    """Say once on stderr that recording failed somewhere; the program goes on."""
+    global _hook_failed
+    if not _hook_failed:
+        _hook_failed = True
+        print(f"cudakit.record: recording a {what} failed ({exc!r}); the program goes on",
+              file=sys.stderr)
 
 
 _hook_failed = False
@@ -305,8 +310,17 @@ def header() -> dict:
 
 
 def launch(kernel, values, grid, block, shared: int, stream) -> None:
-    """Add one launch of ``kernel`` (a :class:`cudakit.Kernel`) to the current region."""
-    region = current
+    """Add one launch of ``kernel`` (a :class:`cudakit.Kernel`) to the current region.
+
+    A launch that cannot be described is counted in ``ops_dropped`` (never an error)."""
+    try:
+        _launch(current, kernel, values, grid, block, shared, stream)
+    except Exception as exc:
+        current.dropped += 1
+        _report("launch", exc)
+
+
+def _launch(region: Region, kernel, values, grid, block, shared: int, stream) -> None:
     text = kernel.source or ""
     key = hashlib.sha1(text.encode()).hexdigest()
     region.sources.setdefault(key, text)
@@ -348,19 +362,20 @@ def recording_copy(name: str, copy):
     is_async = name.endswith("_async")
 
     def call(*args, **kwargs):
-        region = current
-        if region is not None and direction in ("htod", "dtoh", "dtod"):
-            if direction == "dtod":
-                size = args[2] if len(args) > 2 else kwargs.get("size")
-                host = None
-            else:
-                host = args[1] if direction == "htod" else args[0]
-                size = getattr(host, "nbytes", None)
-            stream = args[3 if direction == "dtod" else 2] if len(args) > (
-                3 if direction == "dtod" else 2) else kwargs.get("stream")
-            pinned = None if host is None else is_pinned(host)
-            region.add(_copy(direction, size or 0, pinned, is_async, region.stream(stream)))
+        if current is not None and direction in ("htod", "dtoh", "dtod"):
+            _quietly(note, *args, **kwargs)
         return copy(*args, **kwargs)
+
+    def note(*args, **kwargs):
+        if direction == "dtod":
+            host, size = None, args[2] if len(args) > 2 else kwargs.get("size")
+        else:
+            host = args[1] if direction == "htod" else args[0]
+            size = getattr(host, "nbytes", None)
+        where = 3 if direction == "dtod" else 2
+        stream = args[where] if len(args) > where else kwargs.get("stream")
+        pinned = None if host is None else is_pinned(host)
+        current.add(_copy(direction, size or 0, pinned, is_async, current.stream(stream)))
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = copy.__doc__

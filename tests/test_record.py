@@ -127,6 +127,15 @@ def test_nothing_is_recorded_without_the_variable(monkeypatch):
     assert record.current is None
 
 
+def test_a_launch_that_cannot_be_described_is_counted_not_raised(monkeypatch, capsys):
+    region = record.Region("timer")
+    monkeypatch.setattr(record, "current", region)
+    monkeypatch.setattr(record, "_hook_failed", False)
+    record.launch(object(), (), (1, 1, 1), (1, 1, 1), 0, None)  # no kernel: not describable
+    assert region.dropped == 1 and region.ops == []
+    assert "recording a launch failed" in capsys.readouterr().err
+
+
 def test_chain_is_one_cycle_through_every_slot():
     chain = microbench._chain(1024, 32, np.random.default_rng(1))
     seen, j = set(), 0
