@@ -31,7 +31,9 @@ buffer passed twice has the same id; on the GPU the allocation comes from the dr
 add their host copies around the launch and a temporary allocation. Streams are
 numbered 0 (default), 1, 2, ... in order of first use. Lines made on the emulator say
 ``"engine": "emu"``: their times are emulator times, never GPU times. Launches through
-CuPy (cuBLAS, CUB) are not seen. At most ``MAX_OPS`` operations are kept per region.
+CuPy (cuBLAS, CUB) are not seen. At most ``MAX_OPS`` operations are kept per region. Inside
+a region each launch costs about 2 us more host time (the arguments are noted, the JSON
+written when the region ends), which host-bound loops of launches do show.
 
 >>> region = Region("timer")
 >>> region.stream(None), region.stream(object())
@@ -47,6 +49,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from .gpu import device_address
 
 MAX_OPS = 20_000
 current: Region | None = None  # the region whose operations are being captured now
@@ -70,7 +74,7 @@ class Region:
         self.dropped = 0
         self.sources: dict[str, str] = {}
         self._allocations: dict[int, int] = {}  # allocation base -> id
-        self._ranges: dict[int, tuple[int, int]] = {}  # address -> (base, size)
+        self._pointers: dict[int, dict] = {}  # address -> its {"alloc", "size", "offset"}
         self._streams: dict[int, int] = {}
 
     def add(self, op: dict) -> None:
@@ -88,12 +92,13 @@ class Region:
 
     def pointer(self, address: int) -> dict:
         """``{"alloc", "size", "offset"}`` of a device address."""
-        span = self._ranges.get(address)
-        if span is None:
-            span = self._ranges[address] = _address_range(address)
-        base, size = span
-        ident = self._allocations.setdefault(base, len(self._allocations))
-        return {"alloc": ident, "size": size, "offset": address - base}
+        known = self._pointers.get(address)
+        if known is None:
+            base, size = _address_range(address)
+            ident = self._allocations.setdefault(base, len(self._allocations))
+            known = self._pointers[address] = {"alloc": ident, "size": size,
+                                               "offset": address - base}
+        return known
 
     def temporary(self, nbytes: int) -> dict:
         """A pointer to a fresh allocation (the device copy of a ``cuda.In/Out`` argument)."""
@@ -269,7 +274,8 @@ def _write(region: Region, measured: dict) -> None:
     line = {"engine": _engine(), "label": label, "seq": _sequence[label], "cell": region.cell,
             "kind": region.kind}
     line.update(measured)
-    line.update(sources=region.sources, ops=region.ops, ops_dropped=region.dropped)
+    ops = [_op(region, op) for op in region.ops]
+    line.update(sources=region.sources, ops=ops, ops_dropped=region.dropped)
     lines.append(json.dumps(line))
     with path.open("a") as f:
         f.write("\n".join(lines) + "\n")
@@ -320,35 +326,57 @@ def launch(kernel, values, grid, block, shared: int, stream) -> None:
         _report("launch", exc)
 
 
+_described: dict[int, tuple] = {}  # id(kernel) -> (kernel, source key, text, parameters)
+
+
+def _description(kernel) -> tuple:
+    """What never changes between launches of ``kernel``, worked out once."""
+    known = _described.get(id(kernel))
+    if known is None or known[0] is not kernel:
+        text = kernel.source or ""
+        params = [(str(p.ctype), p.ctype.is_pointer) for p in kernel.info.params]
+        static = {"op": "launch", "kernel": kernel.info.name,
+                  "source": hashlib.sha1(text.encode()).hexdigest(),
+                  "options": list(kernel.options), "arch": kernel.info.arch}
+        known = _described[id(kernel)] = (kernel, static, text, params)
+    return known
+
+
 def _launch(region: Region, kernel, values, grid, block, shared: int, stream) -> None:
-    text = kernel.source or ""
-    key = hashlib.sha1(text.encode()).hexdigest()
-    region.sources.setdefault(key, text)
+    """Note the launch cheaply (it may be inside the timed window); :func:`_op` writes it out."""
+    described = _description(kernel)
     args, after = [], []
-    for param, value in zip(kernel.info.params, values, strict=True):
-        kind = type(value).__name__
-        if param.ctype.is_pointer and kind in ("In", "Out", "InOut"):
+    for (_, is_pointer), value in zip(described[3], values, strict=True):
+        kind = type(value).__name__ if is_pointer else None
+        if kind in ("In", "Out", "InOut"):
             nbytes, pinned = int(value.array.nbytes), is_pinned(value.array)
             if kind != "Out":
                 region.add(_copy("htod", nbytes, pinned, False, 0))
             if kind != "In":
                 after.append(_copy("dtoh", nbytes, pinned, False, 0))
-            args.append({"type": str(param.ctype), **region.temporary(nbytes)})
-        elif param.ctype.is_pointer:
-            from .gpu import device_address
-
-            args.append({"type": str(param.ctype), **region.pointer(device_address(value))})
+            args.append(region.temporary(nbytes))
+        elif is_pointer:
+            args.append(region.pointer(device_address(value)))
         else:
-            scalar = value.item() if hasattr(value, "item") else value
-            args.append({"type": str(param.ctype), "value": scalar})
-    region.add({
-        "op": "launch", "kernel": kernel.info.name, "source": key,
-        "options": list(kernel.options), "arch": kernel.info.arch,
-        "grid": list(grid), "block": list(block), "shared": int(shared),
-        "stream": region.stream(stream), "args": args,
-    })
+            args.append(value)
+    region.add((described, args, grid, block, shared, region.stream(stream)))
     for op in after:
         region.add(op)
+
+
+def _op(region: Region, op) -> dict:
+    """An operation as its JSON record (launches are kept as tuples until the region ends)."""
+    if isinstance(op, dict):
+        return op
+    (_, static, text, params), args, grid, block, shared, stream = op
+    region.sources.setdefault(static["source"], text)
+    described = [
+        {"type": ctype, **value} if is_pointer
+        else {"type": ctype, "value": value.item() if hasattr(value, "item") else value}
+        for (ctype, is_pointer), value in zip(params, args, strict=True)
+    ]
+    return {**static, "grid": list(grid), "block": list(block), "shared": shared,
+            "stream": stream, "args": described}
 
 
 def _copy(direction: str, nbytes: int, pinned, is_async: bool, stream: int) -> dict:
