@@ -47,7 +47,6 @@ kernels one gives it; gpu-benches and the papers' suites are C++ programs outsid
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 import traceback
@@ -438,17 +437,25 @@ BENCHMARKS = [device_facts, clock, dram, l2, l1, shared, latencies, throughputs,
 
 
 def header() -> dict:
+    """Engine, device, driver, CUDA and nvcc versions and the date, as recordings have them."""
     from cudakit.record import header as record_header
 
     return record_header()
 
 
-def run(small: bool) -> dict:
-    """Every benchmark; a failed one is named in ``errors`` and the others still run."""
+def run(small: bool, out: Path | None = None) -> dict:
+    """Every benchmark; a failed one is named in ``errors`` and the others still run.
+
+    With ``out``, the results so far are written there after each benchmark (a run stopped
+    by a time limit keeps what it measured)."""
     import time
 
     b = Bench(small)
-    seconds = {}
+    head = header()
+    head["small"] = small
+    if head["engine"] == "emu":
+        head["note"] = "emulator: host times, meaningless as GPU figures"
+    seconds: dict = {}
     for bench in BENCHMARKS:
         start = time.perf_counter()
         try:
@@ -458,12 +465,11 @@ def run(small: bool) -> dict:
             traceback.print_exc()
         seconds[bench.__name__] = round(time.perf_counter() - start, 2)
         print(f"{bench.__name__}: {seconds[bench.__name__]} s", file=sys.stderr, flush=True)
-    head = header()
-    head["small"] = small
-    if head["engine"] == "emu":
-        head["note"] = "emulator: host times, meaningless as GPU figures"
-    return {"header": head, **b.results, "methods": b.methods, "errors": b.errors,
-            "seconds": seconds}
+        result = {"header": head, **b.results, "methods": b.methods, "errors": b.errors,
+                  "seconds": seconds}
+        if out is not None:
+            out.write_text(json.dumps(result, indent=1) + "\n")
+    return result
 
 
 def main(argv=None) -> int:
@@ -471,13 +477,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
     parser.add_argument("--small", action="store_true", help="tiny sizes (the emulator)")
     options = parser.parse_args(argv)
-    result = run(options.small)
-    result["header"]["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    text = json.dumps(result, indent=1)
-    if options.out:
-        Path(options.out).write_text(text + "\n")
-    else:
-        print(text)
+    result = run(options.small, Path(options.out) if options.out else None)
+    if not options.out:
+        print(json.dumps(result, indent=1))
     for key in sorted(k for k in result if k not in ("header", "methods", "errors", "seconds")):
         print(f"{key:36s} {result[key]}", file=sys.stderr)
     return 0
