@@ -42,7 +42,10 @@ def load(source: str, options=(), arch=None, name: str | None = None) -> dict[st
             raise
         kernels = _kernels_from_source(source, arch)
     module = emu.SourceModule(source, options=list(options), no_extern_c=True)
-    return {k.name: Kernel(k, module.get_function(k.name), "emu", source) for k in kernels.values()}
+    return {
+        k.name: Kernel(k, module.get_function(k.name), "emu", source, options)
+        for k in kernels.values()
+    }
 
 
 def _kernels_from_source(source: str, arch) -> dict[str, KernelInfo]:

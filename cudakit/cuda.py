@@ -27,5 +27,15 @@ def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     value = getattr(engine(), name)
+    if name.startswith("memcpy_") and callable(value):
+        from . import record
+
+        if record.folder() is not None:  # CUDAKIT_RECORD_LAUNCHES: copies in timed regions
+            value = record.recording_copy(name, value)
+    if name == "Event":
+        from . import record
+
+        if record.folder() is not None:  # CUDAKIT_RECORD_LAUNCHES: regions timed with events
+            value = record.recording_event(value)
     globals()[name] = value  # the engine is fixed for the process: later lookups are direct
     return value

@@ -118,7 +118,7 @@ def translating(fn, kernel: str | None = None):
     return call
 
 
-def _address(value) -> int:
+def device_address(value) -> int:
     """The device address behind a pointer argument (allocation, gpuarray, CuPy array, int)."""
     gpudata = getattr(value, "gpudata", None)
     if gpudata is not None:
@@ -166,7 +166,7 @@ class Launcher:
         try:
             if self.prepared and not any(isinstance(v, drv.ArgumentHandler) for v in values):
                 packed = [
-                    _address(v) if p.ctype.is_pointer else v
+                    device_address(v) if p.ctype.is_pointer else v
                     for p, v in zip(self.info.params, values, strict=True)
                 ]
                 self.function.prepared_async_call(grid, block, stream, *packed, shared_size=shared)

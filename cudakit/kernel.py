@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arch as archs
+from . import record
 from .compiler import KernelInfo
 from .errors import ArgumentError, LaunchError
 from .i18n.messages import _
@@ -170,6 +171,8 @@ class Kernel:
     def __call__(self, *args, grid=(1, 1, 1), block=None, shared: int = 0, stream=None, **extra):
         grid3, block3 = self._shape(grid, block, int(shared))
         values = convert_arguments(self.info, args)
+        if record.current is not None:  # inside a recorded timing region (cudakit.record)
+            record.launch(self, values, grid3, block3, int(shared), stream)
         return self.function(
             *values, grid=grid3, block=block3, shared=int(shared), stream=stream, **extra
         )

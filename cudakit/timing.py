@@ -122,15 +122,26 @@ def timer(stream=None):
     >>> t.ms  # doctest: +SKIP
     0.0123
     """
-    from . import cuda
+    from . import cuda, record
 
+    region = record.start("timer")  # CUDAKIT_RECORD_LAUNCHES: this region's operations
     result = Timer(emulated=_emulated())
     start, end = cuda.Event(), cuda.Event()
     start.record(stream) if stream is not None else start.record()
-    yield result
+    if region is not None:
+        record.current = region
+    try:
+        yield result
+    except BaseException:
+        record.abandon(region)
+        raise
+    finally:
+        if region is not None:
+            record.current = None
     end.record(stream) if stream is not None else end.record()
     end.synchronize()
     result.ms = float(start.time_till(end))
+    record.finish(region, clock="events", ms=result.ms)
 
 
 @dataclass
@@ -186,6 +197,32 @@ def benchmark(
     """
     if repeat < 1 or warmup < 0:
         raise ValueError(f"need repeat >= 1 and warmup >= 0, got repeat={repeat}, warmup={warmup}")
+    from . import record
+
+    region = record.start("benchmark")  # CUDAKIT_RECORD_LAUNCHES: the first timed call's work
+    try:
+        result = _benchmark(fn, warmup, repeat, stream, host, region)
+    except BaseException:
+        record.abandon(region)
+        raise
+    clock = "host" if result.host else "events"
+    record.finish(region, clock=clock, median_ms=result.median, min_ms=result.min,
+                  max_ms=result.max, samples=len(result.samples))
+    return result
+
+
+def _recorded(fn, region):
+    """Call ``fn`` with its device operations captured in ``region``."""
+    from . import record
+
+    record.current = region
+    try:
+        fn()
+    finally:
+        record.current = None
+
+
+def _benchmark(fn, warmup: int, repeat: int, stream, host: bool, region) -> Benchmark:
     issue_s = []
     for _ in range(warmup):
         t0 = time.perf_counter()
@@ -195,7 +232,7 @@ def benchmark(
     if host:
         for i in range(repeat):
             t0 = time.perf_counter()
-            fn()
+            _recorded(fn, region) if region is not None and i == 0 else fn()
             samples[i] = (time.perf_counter() - t0) * 1e3
         return Benchmark(samples, emulated=False, host=True)
     from . import cuda
@@ -208,6 +245,6 @@ def benchmark(
         if not emulated:
             gpu_wait(head_start_us, stream)
         with timer(stream) as t:
-            fn()
+            _recorded(fn, region) if region is not None and i == 0 else fn()
         samples[i] = t.ms
     return Benchmark(samples, emulated=emulated)

@@ -143,17 +143,25 @@ def from_device_like(ptr, other: np.ndarray) -> np.ndarray:
     return from_device(ptr, other.shape, other.dtype)
 
 
+class PagelockedHostAllocation(bytearray):
+    """The buffer behind a "page-locked" array (ordinary memory: the emulator needs no
+    pinning); named as PyCUDA's, so that recordings (:mod:`cudakit.record`) see it pinned."""
+
+
 def pagelocked_empty(shape, dtype, order="C", mem_flags=0) -> np.ndarray:
-    """Host memory (ordinary memory here: the emulator needs no pinning)."""
-    return np.empty(shape, dtype, order=order)
+    """Host memory (zeroed, ordinary memory here: the emulator needs no pinning)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    flat = np.frombuffer(PagelockedHostAllocation(count * dtype.itemsize), dtype)
+    return flat.reshape(shape, order=order)
 
 
 def pagelocked_zeros(shape, dtype, order="C", mem_flags=0) -> np.ndarray:
-    return np.zeros(shape, dtype, order=order)
+    return pagelocked_empty(shape, dtype, order=order)
 
 
 def pagelocked_empty_like(ary, mem_flags=0) -> np.ndarray:
-    return np.empty_like(ary)
+    return pagelocked_empty(ary.shape, ary.dtype)
 
 
 class ArgumentHandler:

@@ -1,0 +1,489 @@
+"""Microbenchmarks of the device: the facts a performance model of its kernels needs.
+
+    python -m benchmarks.microbench --out h100_device.json     # on the GPU, under 90 s
+    CUDAKIT_BACKEND=emu python -m benchmarks.microbench --small  # runs; numbers meaningless
+
+Writes one JSON object: a ``header`` (engine, device, driver, CUDA, nvcc, date), one number per
+key, ``methods`` (how each key was measured) and ``errors`` (a key whose benchmark failed is
+missing, with the reason there; one failure never loses the others). All kernels are in
+``SOURCE``, compiled once with ``cudakit.load``; times come from CUDA events
+(``cudakit.benchmark``: median, with a head start so host launch cost is hidden), cycles
+from ``clock64()``. On the emulator the figures are host times and say ``engine: emu``.
+
+Methods, in order:
+
+- ``sm_count``, ``l2_bytes``: driver attributes.
+- ``clock_ghz``: a long FMA loop (one wave of blocks); thread 0 of each block reads
+  ``clock64`` and ``%globaltimer`` before and after; the median of cycles / ns.
+- ``dram_read_gbs``, ``dram_write_gbs``, ``dram_copy_gbs``: grid-stride float4 sum, fill and
+  copy over 1 GiB buffers (copy counts bytes read + written).
+- ``l2_read_gbs``: the sum kernel reading a 16 MiB buffer many times (index masked into it).
+- ``l1_read_bytes_per_clk_per_sm``: every block reads the same 16 KiB many times (it stays
+  in each SM's L1); bytes / (SMs x event time x clock).
+- ``shared_bytes_per_clk_per_sm``: conflict-free ``volatile`` 4-byte shared loads, 16 per
+  loop trip, in every block of a full wave.
+- ``dram/l2/l1/shared_latency_cycles``: one thread chases a random cycle of pointers (one per
+  128-byte line: 1 GiB and 8 MiB with ``ld.global.cg``, 16 KiB with ordinary L1-cached loads,
+  shared memory), after one untimed pass; ``clock64`` difference / steps. Includes the
+  loop's one or two integer instructions per step.
+- ``fp32_fma``, ``fp64_fma``, ``int32_imad``, ``int32_add``, ``sfu`` (``rsqrtf``), ``shfl``
+  (``__shfl_xor_sync``): warp instructions per clock per SM. 8 independent chains per
+  thread, 2048 threads per SM; counted source operations / (SMs x event time x clock).
+- ``global_atomic_same_address_per_s``, ``global_atomic_distinct_per_s``: ``atomicAdd`` of
+  every thread to one word, or each to its own word; thread operations per second.
+- ``shared_atomic_per_clk_per_sm``: ``atomicAdd`` to a distinct shared word per thread.
+- ``launch_overhead_us``: 1000 empty launches queued back to back (event time / 1000);
+  ``launch_issue_us``: the host's time per cudakit launch; ``kernel_min_us``: one empty
+  kernel alone, event time.
+- ``barrier_cycles``: 1024 threads, a loop of ``__syncthreads()``; cycles per barrier.
+- ``h2d/d2h_pinned/pageable_gbs``: 256 MiB ``memcpy_htod``/``memcpy_dtoh``;
+  ``copy_latency_us``, ``copy_fit_gbs``: :func:`cudakit.timing.fit_latency_bandwidth` over
+  pinned host-to-device copies of 4 B to 64 MiB.
+
+Written by hand because no library measures these for a CUDA teaching model (nvbench times
+kernels one gives it; gpu-benches and the papers' suites are C++ programs outside Python).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+SOURCE = r"""
+#define CHAINS 8
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t;
+}
+
+__global__ void fma_clock(float *out, long long *cycles, unsigned long long *ns, int iters) {
+    float v[CHAINS], a = 1.0f + threadIdx.x * 1e-9f, b = 1e-7f;
+    for (int j = 0; j < CHAINS; ++j) v[j] = threadIdx.x + j;
+    long long c0 = clock64(); unsigned long long t0 = global_ns();
+    for (int i = 0; i < iters; ++i) {
+        #pragma unroll
+        for (int j = 0; j < CHAINS; ++j) v[j] = fmaf(v[j], a, b);
+    }
+    long long c1 = clock64(); unsigned long long t1 = global_ns();
+    float s = 0; for (int j = 0; j < CHAINS; ++j) s += v[j];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+    if (threadIdx.x == 0) { cycles[blockIdx.x] = c1 - c0; ns[blockIdx.x] = t1 - t0; }
+}
+
+struct Fma32 { __device__ float operator()(float v, float, float a, float b) const {
+    return fmaf(v, a * 1e-9f + 1.0f, b); } };
+struct Fma64 { __device__ double operator()(double v, double, double a, double b) const {
+    return fma(v, a * 1e-9 + 1.0, b); } };
+struct Imad { __device__ int operator()(int v, int, int a, int b) const { return v * a + b; } };
+struct Iadd { __device__ int operator()(int v, int other, int, int) const { return v + other; } };
+struct Rsqrt { __device__ float operator()(float v, float, float, float b) const {
+    return rsqrtf(v + b); } };
+struct Shfl { __device__ int operator()(int v, int, int a, int) const {
+    return __shfl_xor_sync(0xffffffffu, v, a & 31); } };
+
+/* CHAINS independent chains per thread (Iadd: each adds the next chain's value) */
+template <typename T, typename Op> __device__ void chains(T *out, int iters) {
+    T v[CHAINS]; T a = (T)(threadIdx.x | 1); T b = (T)(blockIdx.x + 1);
+    for (int j = 0; j < CHAINS; ++j) v[j] = (T)(threadIdx.x + j);
+    for (int i = 0; i < iters; ++i) {
+        #pragma unroll
+        for (int j = 0; j < CHAINS; ++j) v[j] = Op()(v[j], v[(j + 1) % CHAINS], a, b);
+    }
+    T s = 0; for (int j = 0; j < CHAINS; ++j) s += v[j];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+__global__ void fp32_fma(float *out, int iters) { chains<float, Fma32>(out, iters); }
+__global__ void fp64_fma(double *out, int iters) { chains<double, Fma64>(out, iters); }
+__global__ void int32_imad(int *out, int iters) { chains<int, Imad>(out, iters); }
+__global__ void int32_add(int *out, int iters) { chains<int, Iadd>(out, iters); }
+__global__ void sfu(float *out, int iters) { chains<float, Rsqrt>(out, iters); }
+__global__ void shfl(int *out, int iters) { chains<int, Shfl>(out, iters); }
+
+__global__ void read_sum(const float4 *__restrict__ p, size_t mask, size_t total, float *out) {
+    float s = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float4 v = p[i & mask]; s += v.x + v.y + v.z + v.w;
+    }
+    if (s == -1.0f) out[0] = s;  /* never true: keeps the loads */
+}
+
+__global__ void write_fill(float4 *p, size_t n, float x) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) p[i] = make_float4(x, x, x, x);
+}
+
+__global__ void copy4(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) dst[i] = src[i];
+}
+
+__global__ void shared_read(float *out, int iters) {
+    __shared__ float s[4096];
+    for (int k = threadIdx.x; k < 4096; k += blockDim.x) s[k] = k;
+    __syncthreads();
+    volatile float *vs = s;
+    float acc[4] = {0, 0, 0, 0};
+    for (int i = 0; i < iters; ++i) {
+        #pragma unroll
+        for (int j = 0; j < 16; ++j) acc[j & 3] += vs[(threadIdx.x + j * 256) & 4095];
+    }
+    if (acc[0] + acc[1] + acc[2] + acc[3] == -1.0f) out[0] = 1;
+}
+
+/* restart = 1: the timed pass revisits the lines of the untimed one (they are in L2);
+   restart = 0: it goes on along the chain, to lines not touched yet (DRAM) */
+__global__ void chase_global(const unsigned *next, int steps, int restart, long long *cycles,
+                             unsigned *sink) {
+    unsigned j = 0;
+    for (int i = 0; i < steps; ++i) j = __ldcg(next + j);  /* untimed pass */
+    if (restart) j = 0;
+    long long c0 = clock64();
+    for (int i = 0; i < steps; ++i) j = __ldcg(next + j);
+    long long c1 = clock64();
+    cycles[0] = c1 - c0; sink[0] = j;
+}
+
+__global__ void chase_l1(const unsigned *next, int steps, long long *cycles, unsigned *sink) {
+    unsigned j = 0;
+    for (int i = 0; i < steps; ++i) j = next[j];
+    long long c0 = clock64();
+    for (int i = 0; i < steps; ++i) j = next[j];
+    long long c1 = clock64();
+    cycles[0] = c1 - c0; sink[0] = j;
+}
+
+__global__ void chase_shared(const unsigned *next, int words, int steps, long long *cycles,
+                             unsigned *sink) {
+    __shared__ unsigned s[4096];
+    for (int k = 0; k < words; ++k) s[k] = next[k];
+    unsigned j = 0;
+    for (int i = 0; i < steps; ++i) j = s[j];
+    long long c0 = clock64();
+    for (int i = 0; i < steps; ++i) j = s[j];
+    long long c1 = clock64();
+    cycles[0] = c1 - c0; sink[0] = j;
+}
+
+__global__ void atomic_same(unsigned *p, int iters) {
+    for (int i = 0; i < iters; ++i) atomicAdd(p, 1u);
+}
+
+__global__ void atomic_distinct(unsigned *p, int iters) {
+    unsigned *mine = p + blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = 0; i < iters; ++i) atomicAdd(mine, 1u);
+}
+
+__global__ void atomic_shared(unsigned *out, int iters) {
+    __shared__ unsigned s[1024];
+    s[threadIdx.x] = 0;
+    __syncthreads();
+    for (int i = 0; i < iters; ++i) atomicAdd(&s[threadIdx.x], 1u);
+    __syncthreads();
+    if (s[threadIdx.x] == 0xffffffffu) out[0] = 1;
+}
+
+__global__ void barriers(long long *cycles, int iters) {
+    long long c0 = clock64();
+    for (int i = 0; i < iters; ++i) __syncthreads();
+    long long c1 = clock64();
+    if (threadIdx.x == 0) cycles[blockIdx.x] = c1 - c0;
+}
+
+__global__ void empty() {}
+"""
+
+GIB = 1 << 30
+
+
+class Bench:
+    """The device, its kernels, the sizes for this run, and the results so far."""
+
+    def __init__(self, small: bool):
+        import cudakit
+        from cudakit import cuda
+
+        self.cudakit, self.cuda, self.small = cudakit, cuda, small
+        self.k = cudakit.load(SOURCE, options=["-O3"])
+        info = cudakit.device_info()
+        self.sms = info.multiprocessors or 1
+        self.l2 = info.l2_cache_bytes
+        self.nominal_ghz = (info.sm_clock_khz or 0) / 1e6 or None
+        self.results: dict = {}
+        self.methods: dict = {}
+        self.errors: dict = {}
+
+    def size(self, gpu: int, emu: int) -> int:
+        return emu if self.small else gpu
+
+    def ms(self, launch, repeat: int = 10) -> float:
+        return self.cudakit.benchmark(launch, warmup=1 if self.small else 2,
+                                      repeat=2 if self.small else repeat).median
+
+    def put(self, key: str, value, method: str) -> None:
+        self.results[key] = None if value is None else float(f"{float(value):.6g}")
+        self.methods[key] = method
+
+    def clock_hz(self) -> float:
+        return 1e9 * (self.results.get("clock_ghz") or self.nominal_ghz or 1.0)
+
+    def per_clk_per_sm(self, count: float, ms: float) -> float:
+        return count / (self.sms * ms * 1e-3 * self.clock_hz())
+
+    def zeros(self, nbytes: int):
+        d = self.cuda.mem_alloc(max(int(nbytes), 4))
+        self.cuda.memset_d8(d, 0, max(int(nbytes), 4))
+        return d
+
+
+def device_facts(b: Bench) -> None:
+    b.put("sm_count", b.sms, "driver attribute MULTIPROCESSOR_COUNT")
+    b.put("l2_bytes", b.l2, "driver attribute L2_CACHE_SIZE")
+
+
+def clock(b: Bench) -> None:
+    blocks, iters = b.sms * 4, b.size(1 << 20, 4)
+    out, cyc, ns = b.zeros(4 * blocks * 256), b.zeros(8 * blocks), b.zeros(8 * blocks)
+    b.k["fma_clock"](out, cyc, ns, iters, grid=(blocks,), block=(256,))
+    c = b.cuda.from_device(cyc, (blocks,), np.int64)
+    t = b.cuda.from_device(ns, (blocks,), np.uint64)
+    ok = t > 0
+    b.put("clock_ghz", np.median(c[ok] / t[ok]) if ok.any() else None,
+          f"clock64 cycles / globaltimer ns over a {iters}-step FMA loop, median of "
+          f"{blocks} blocks")
+
+
+def dram(b: Bench) -> None:
+    n = b.size(GIB, 1 << 16) // 16  # float4 elements
+    src, dst, sink = b.zeros(16 * n), b.zeros(16 * n), b.zeros(4)
+    grid = (b.sms * 8,)
+    ms = b.ms(lambda: b.k["read_sum"](src, n - 1, n, sink, grid=grid, block=(256,)))
+    b.put("dram_read_gbs", 16 * n / ms / 1e6, f"float4 grid-stride sum of {16 * n} B")
+    ms = b.ms(lambda: b.k["write_fill"](dst, n, 1.0, grid=grid, block=(256,)))
+    b.put("dram_write_gbs", 16 * n / ms / 1e6, f"float4 grid-stride fill of {16 * n} B")
+    ms = b.ms(lambda: b.k["copy4"](src, dst, n, grid=grid, block=(256,)))
+    b.put("dram_copy_gbs", 32 * n / ms / 1e6, f"float4 copy of {16 * n} B (read + write)")
+
+
+def l2(b: Bench) -> None:
+    n = b.size(16 << 20, 1 << 14) // 16
+    total = n * b.size(256, 2)
+    src, sink = b.zeros(16 * n), b.zeros(4)
+    ms = b.ms(lambda: b.k["read_sum"](src, n - 1, total, sink, grid=(b.sms * 8,),
+                                       block=(256,)))
+    b.put("l2_read_gbs", 16 * total / ms / 1e6,
+          f"float4 sum over a {16 * n} B buffer read {total // n} times")
+
+
+def l1(b: Bench) -> None:
+    n = (16 << 10) // 16 if not b.small else 64
+    threads = b.sms * 8 * 256
+    total = threads * b.size(8192, 2)
+    src, sink = b.zeros(16 * n), b.zeros(4)
+    ms = b.ms(lambda: b.k["read_sum"](src, n - 1, total, sink, grid=(b.sms * 8,),
+                                       block=(256,)))
+    b.put("l1_read_bytes_per_clk_per_sm", b.per_clk_per_sm(16 * total, ms),
+          f"float4 sum over one {16 * n} B buffer, {total} loads by {threads} threads")
+
+
+def shared(b: Bench) -> None:
+    blocks, iters = b.sms * 8, b.size(4096, 2)
+    sink = b.zeros(4)
+    ms = b.ms(lambda: b.k["shared_read"](sink, iters, grid=(blocks,), block=(256,)))
+    b.put("shared_bytes_per_clk_per_sm", b.per_clk_per_sm(4 * 16 * iters * blocks * 256, ms),
+          "volatile 4-byte conflict-free shared loads, 16 per trip, 8 blocks of 256 per SM")
+
+
+def _chain(words: int, stride: int, rng) -> np.ndarray:
+    """A random cycle through ``words // stride`` slots ``stride`` words apart (uint32 indices)."""
+    slots = max(words // stride, 2)
+    order = rng.permutation(slots).astype(np.uint32) * stride
+    chain = np.zeros(slots * stride, np.uint32)
+    chain[order] = np.roll(order, -1)
+    return chain
+
+
+def latencies(b: Bench) -> None:
+    rng = np.random.default_rng(0)
+    steps = b.size(20_000, 8)
+    cases = [  # the DRAM chase goes on to new lines; the others revisit warmed ones
+        ("dram_latency_cycles", (0,), b.size(GIB, 1 << 16), "ld.global.cg, new lines"),
+        ("l2_latency_cycles", (1,), b.size(8 << 20, 1 << 14), "ld.global.cg, warmed lines"),
+        ("l1_latency_cycles", (), 16 << 10, "ordinary (L1-cached) loads"),
+    ]
+    cyc, sink = b.zeros(8), b.zeros(4)
+    for key, restart, nbytes, how in cases:
+        try:
+            chain = b.cuda.to_device(_chain(nbytes // 4, 32, rng))
+            kernel = b.k["chase_global" if restart else "chase_l1"]
+            kernel(chain, steps, *restart, cyc, sink, grid=(1,), block=(1,))
+            c = b.cuda.from_device(cyc, (1,), np.int64)[0]
+            b.put(key, c / steps, f"one thread, random cycle over {nbytes} B, 128 B apart, "
+                                  f"{how}, {steps} steps after one untimed pass")
+            del chain
+        except Exception as exc:  # the other two are still worth having
+            b.errors[key] = f"{type(exc).__name__}: {exc}"
+    words = 4096
+    chain = b.cuda.to_device(_chain(words, 1, rng))
+    b.k["chase_shared"](chain, words, steps, cyc, sink, grid=(1,), block=(1,))
+    c = b.cuda.from_device(cyc, (1,), np.int64)[0]
+    b.put("shared_latency_cycles", c / steps,
+          f"one thread, random cycle over {words} shared words, {steps} steps")
+
+
+THROUGHPUT = {  # kernel -> (iterations on the GPU, what one step is)
+    "fp32_fma": (1 << 16, "fmaf"),
+    "fp64_fma": (1 << 13, "fma (double)"),
+    "int32_imad": (1 << 15, "int multiply-add"),
+    "int32_add": (1 << 15, "int add"),
+    "sfu": (1 << 13, "rsqrtf"),
+    "shfl": (1 << 14, "__shfl_xor_sync"),
+}
+
+
+def throughputs(b: Bench) -> None:
+    blocks = b.sms * 8
+    out = b.zeros(8 * blocks * 256)
+    for name, (iters, what) in THROUGHPUT.items():
+        try:
+            iters = b.size(iters, 2)
+            ms = b.ms(lambda name=name, iters=iters: b.k[name](out, iters, grid=(blocks,),
+                                                               block=(256,)), repeat=5)
+            warp_ops = blocks * 8 * iters * 8
+            b.put(name, b.per_clk_per_sm(warp_ops, ms),
+                  f"warp instructions per clock per SM: {what}, 8 chains x {iters} steps, "
+                  "2048 threads per SM, event time x clock_ghz")
+        except Exception as exc:
+            b.errors[name] = f"{type(exc).__name__}: {exc}"
+
+
+def atomics(b: Bench) -> None:
+    blocks = b.sms * 8
+    threads = blocks * 256
+    p = b.zeros(4 * threads)
+    iters = b.size(16, 2)
+    ms = b.ms(lambda: b.k["atomic_same"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
+    b.put("global_atomic_same_address_per_s", threads * iters / ms * 1e3,
+          f"atomicAdd of {threads} threads x {iters} to one word; thread operations per s")
+    iters = b.size(256, 2)
+    ms = b.ms(lambda: b.k["atomic_distinct"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
+    b.put("global_atomic_distinct_per_s", threads * iters / ms * 1e3,
+          f"atomicAdd of {threads} threads x {iters}, each to its own word")
+    iters = b.size(4096, 2)
+    ms = b.ms(lambda: b.k["atomic_shared"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
+    b.put("shared_atomic_per_clk_per_sm", b.per_clk_per_sm(threads * iters, ms),
+          "shared atomicAdd, each thread its own word; thread operations per clock per SM")
+
+
+def launches(b: Bench) -> None:
+    import time
+
+    empty = b.k["empty"]
+    count = b.size(1000, 3)
+
+    def many():
+        for _ in range(count):
+            empty(grid=(1,), block=(32,))
+
+    b.put("launch_overhead_us", b.ms(many, repeat=5) * 1e3 / count,
+          f"{count} empty kernels queued back to back (head start hides the host); "
+          "event time per launch")
+    t0 = time.perf_counter()
+    many()
+    b.cuda.Context.synchronize()
+    b.put("launch_issue_us", (time.perf_counter() - t0) * 1e6 / count,
+          "host time per launch of a cudakit kernel (typed checks + PyCUDA prepared call)")
+    b.put("kernel_min_us", b.ms(lambda: empty(grid=(1,), block=(32,)), repeat=50) * 1e3,
+          "one empty kernel alone, event time, median of 50")
+
+
+def barrier(b: Bench) -> None:
+    iters = b.size(100_000, 4)
+    cyc = b.zeros(8 * b.sms)
+    b.k["barriers"](cyc, iters, grid=(b.sms,), block=(1024,))
+    c = b.cuda.from_device(cyc, (b.sms,), np.int64)
+    b.put("barrier_cycles", np.median(c) / iters,
+          f"1024 threads, {iters} __syncthreads() in a loop, one block per SM")
+
+
+def copies(b: Bench) -> None:
+    cuda = b.cuda
+    n = b.size(256 << 20, 1 << 16)
+    dev = b.zeros(n)
+    pinned = cuda.pagelocked_empty(n, np.uint8)
+    pageable = np.zeros(n, np.uint8)
+    for key, fn, what in [
+        ("h2d_pinned_gbs", lambda: cuda.memcpy_htod(dev, pinned), "memcpy_htod, pinned"),
+        ("d2h_pinned_gbs", lambda: cuda.memcpy_dtoh(pinned, dev), "memcpy_dtoh, pinned"),
+        ("h2d_pageable_gbs", lambda: cuda.memcpy_htod(dev, pageable), "memcpy_htod, pageable"),
+        ("d2h_pageable_gbs", lambda: cuda.memcpy_dtoh(pageable, dev), "memcpy_dtoh, pageable"),
+    ]:
+        b.put(key, n / b.ms(fn, repeat=5) / 1e6, f"{what}, {n} B, CUDA events")
+    sizes = [4 << (2 * i) for i in range(13) if 4 << (2 * i) <= b.size(64 << 20, 1 << 16)]
+    times = [b.ms(lambda s=s: cuda.memcpy_htod(dev, pinned[:s]), repeat=10) for s in sizes]
+    latency_ms, gbs = b.cudakit.fit_latency_bandwidth(sizes, times)
+    b.put("copy_latency_us", latency_ms * 1e3,
+          f"fit ms = latency + bytes / bandwidth over pinned memcpy_htod of {sizes[0]} to "
+          f"{sizes[-1]} B (cudakit.timing.fit_latency_bandwidth)")
+    b.put("copy_fit_gbs", gbs, "the bandwidth of the same fit")
+
+
+BENCHMARKS = [device_facts, clock, dram, l2, l1, shared, latencies, throughputs, atomics,
+              launches, barrier, copies]
+
+
+def header() -> dict:
+    """Engine, device, driver, CUDA and nvcc versions and the date, as recordings have them."""
+    from cudakit.record import header as record_header
+
+    return record_header()
+
+
+def run(small: bool, out: Path | None = None) -> dict:
+    """Every benchmark; a failed one is named in ``errors`` and the others still run.
+
+    With ``out``, the results so far are written there after each benchmark (a run stopped
+    by a time limit keeps what it measured)."""
+    import time
+
+    b = Bench(small)
+    head = header()
+    head["small"] = small
+    if head["engine"] == "emu":
+        head["note"] = "emulator: host times, meaningless as GPU figures"
+    seconds: dict = {}
+    for bench in BENCHMARKS:
+        start = time.perf_counter()
+        try:
+            bench(b)
+        except Exception as exc:
+            b.errors[bench.__name__] = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+        seconds[bench.__name__] = round(time.perf_counter() - start, 2)
+        print(f"{bench.__name__}: {seconds[bench.__name__]} s", file=sys.stderr, flush=True)
+        result = {"header": head, **b.results, "methods": b.methods, "errors": b.errors,
+                  "seconds": seconds}
+        if out is not None:
+            out.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
+    parser.add_argument("--small", action="store_true", help="tiny sizes (the emulator)")
+    options = parser.parse_args(argv)
+    result = run(options.small, Path(options.out) if options.out else None)
+    if not options.out:
+        print(json.dumps(result, indent=1))
+    for key in sorted(k for k in result if k not in ("header", "methods", "errors", "seconds")):
+        print(f"{key:36s} {result[key]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,305 @@
+"""Measured against predicted: every recorded timed region of the labs, replayed through the model.
+
+    python -m benchmarks.model                      # benchmarks/fixtures/h100_lab_launches.jsonl.gz
+    python -m benchmarks.model RECORDING --json out.json
+
+The recording is what ``tools/gpu-check --record`` wrote on the H100 (one JSON line per
+``cudakit.benchmark``/``cudakit.timer`` region, :mod:`cudakit.record`). Lines of the GPU engine
+only are used (``--engine emu`` reads an emulator recording, for tests). Regions are grouped:
+identical regions of a lab (same operations and sizes) count once, measured as the median of
+their measurements. Each region is replayed: every launch through ``cudakit.predict`` with
+zero-filled NumPy buffers of the recorded allocation sizes (one array per allocation, so
+aliasing stays; pointers inside an allocation as ``Pointer(array, offset)``), every copy
+through ``cudakit.predict_copy``; the region's prediction is the sum (operations on several
+streams are marked: a sum ignores their overlap). Left out, and counted: host-clock
+benchmarks, regions with no recorded operation (CuPy, NumPy) or with dropped operations.
+
+The table gives lab, cell, kernels, configuration, measured and predicted ms and the error;
+the summary the figures of issue 19: median |error|, the share within +-30%, and for each
+sequence (the regions timed in one notebook cell) whether the predicted order of the times is
+the measured order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import statistics
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+FIXTURE = Path(__file__).parent / "fixtures" / "h100_lab_launches.jsonl.gz"
+
+
+@dataclass
+class Region:
+    """One distinct timed region of a lab, with all its measurements."""
+
+    label: str
+    cell: int | None
+    kind: str
+    ops: list[dict]
+    sources: dict[str, str]
+    measured: list[float] = field(default_factory=list)
+    predicted: float | None = None
+    note: str = ""
+
+    @property
+    def measured_ms(self) -> float:
+        return statistics.median(self.measured)
+
+    @property
+    def error(self) -> float | None:
+        if self.predicted is None:
+            return None
+        return (self.predicted - self.measured_ms) / self.measured_ms * 100
+
+    def kernels(self) -> str:
+        names: list[str] = []
+        for op in self.ops:
+            name = op["kernel"] if op["op"] == "launch" else f"memcpy {op['direction']}"
+            if names and names[-1].split(" x")[0] == name:
+                count = int(names[-1].rsplit(" x", 1)[1]) + 1 if " x" in names[-1] else 2
+                names[-1] = f"{name} x{count}"
+            else:
+                names.append(name)
+        return ", ".join(names)
+
+    def config(self) -> str:
+        launches = [op for op in self.ops if op["op"] == "launch"]
+        parts = []
+        if launches:
+            first = launches[0]
+            grid = "x".join(str(d) for d in first["grid"])
+            block = "x".join(str(d) for d in first["block"])
+            parts.append(f"<<<{grid}, {block}" + (f", {first['shared']}" if first["shared"]
+                                                   else "") + ">>>")
+        copies = sum(op["bytes"] for op in self.ops if op["op"] == "memcpy")
+        if copies:
+            parts.append(f"{copies / 2**20:.1f} MiB copied")
+        if len({op["stream"] for op in self.ops}) > 1:
+            parts.append(f"{len({op['stream'] for op in self.ops})} streams")
+        return " ".join(parts)
+
+
+def read_lines(path: Path) -> Iterable[dict]:
+    """The JSON lines of a recording (.jsonl or .jsonl.gz)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        for number, text in enumerate(f, 1):
+            if text.strip():
+                try:
+                    yield json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise SystemExit(f"{path}:{number}: not a JSON line ({exc})") from None
+
+
+def group(lines: Iterable[dict], engine: str = "gpu") -> tuple[list[Region], dict[str, int]]:
+    """Distinct regions in order of first appearance, and how many lines were left out, why."""
+    regions: dict[tuple, Region] = {}
+    skipped: dict[str, int] = {}
+
+    def skip(why: str) -> None:
+        skipped[why] = skipped.get(why, 0) + 1
+
+    for line in lines:
+        if "header" in line:
+            continue
+        if line.get("engine") != engine:
+            skip(f"engine {line.get('engine')}")
+        elif line.get("clock") == "host":
+            skip("host-clock benchmark")
+        elif not line.get("ops"):
+            skip("no recorded operation (CuPy, NumPy or host work)")
+        elif line.get("ops_dropped"):
+            skip("operations dropped")
+        else:
+            key = (line["label"], json.dumps(line["ops"], sort_keys=True))
+            region = regions.get(key)
+            if region is None:
+                region = regions[key] = Region(line["label"], line.get("cell"), line["kind"],
+                                               line["ops"], line.get("sources", {}))
+            region.measured.append(line["median_ms"] if "median_ms" in line else line["ms"])
+    return list(regions.values()), skipped
+
+
+def load_predictor() -> tuple[Callable, Callable, type]:
+    """``cudakit.predict``, ``cudakit.predict_copy`` and ``Pointer``, or a clear exit."""
+    import cudakit
+
+    try:
+        predict = cudakit.predict
+        predict_copy = cudakit.predict_copy
+    except AttributeError as exc:
+        raise SystemExit(
+            f"benchmarks.model needs cudakit.predict and cudakit.predict_copy (issue 19), "
+            f"which this cudakit does not have ({exc})"
+        ) from None
+    pointer = getattr(predict, "Pointer", None)
+    if pointer is None:
+        import importlib
+
+        pointer = getattr(importlib.import_module("cudakit.predict"), "Pointer", None)
+    if not callable(predict) or pointer is None:
+        raise SystemExit("benchmarks.model: cudakit.predict must be callable and offer Pointer")
+    return predict, predict_copy, pointer
+
+
+def scalar(arg: dict):
+    """A recorded scalar argument as the NumPy scalar of its C type."""
+    from cudakit.signature import parse_type
+
+    dtype = parse_type(arg["type"]).dtype
+    if dtype is None:
+        raise ValueError(f"no NumPy type for the parameter type {arg['type']!r}")
+    value = arg["value"]
+    return np.array(tuple(value) if isinstance(value, list) else value, dtype=dtype)[()]
+
+
+class Replay:
+    """Predicts regions; identical launches and copies are predicted once."""
+
+    def __init__(self, device: str = "H100", predictor=None):
+        self.device = device
+        self.predict, self.predict_copy, self.Pointer = predictor or load_predictor()
+        self.cache: dict[str, float] = {}
+
+    def op_ms(self, op: dict, sources: dict[str, str], buffers: dict[int, np.ndarray]) -> float:
+        key = json.dumps([op, sources.get(op.get("source"), "")], sort_keys=True)
+        if key not in self.cache:
+            if op["op"] == "memcpy":
+                pinned = True if op["pinned"] is None else op["pinned"]
+                result = self.predict_copy(op["bytes"], direction=op["direction"],
+                                           pinned=pinned, device=self.device)
+            else:
+                result = self.predict(sources[op["source"]], op["kernel"], grid=tuple(op["grid"]),
+                                      block=tuple(op["block"]), shared=op["shared"],
+                                      args=self.arguments(op["args"], buffers),
+                                      device=self.device)
+            self.cache[key] = float(result.ms)
+        return self.cache[key]
+
+    def arguments(self, args: list[dict], buffers: dict[int, np.ndarray]) -> tuple:
+        values = []
+        for arg in args:
+            if "alloc" not in arg:
+                values.append(scalar(arg))
+                continue
+            array = buffers.get(arg["alloc"])
+            if array is None:
+                size = max(arg["size"], arg["offset"] + 16)
+                array = buffers[arg["alloc"]] = np.zeros(size, np.uint8)
+            values.append(self.Pointer(array, arg["offset"]) if arg["offset"] else array)
+        return tuple(values)
+
+    def region(self, region: Region) -> None:
+        buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
+        try:
+            region.predicted = sum(self.op_ms(op, region.sources, buffers) for op in region.ops)
+        except Exception as exc:  # one region's failure is reported, the others still count
+            region.note = f"prediction failed: {type(exc).__name__}: {str(exc)[:200]}"
+        if region.predicted is not None and len({op["stream"] for op in region.ops}) > 1:
+            region.note = "several streams: the prediction is their sum, without overlap"
+
+
+def sequences(regions: list[Region]) -> list[dict]:
+    """For each notebook cell with two or more predicted regions: is the order the same?"""
+    cells: dict[tuple, list[Region]] = {}
+    for r in regions:
+        if r.predicted is not None and r.cell is not None:
+            cells.setdefault((r.label, r.cell), []).append(r)
+    result = []
+    for (label, cell), rs in cells.items():
+        if len(rs) < 2:
+            continue
+        measured = [r.measured_ms for r in rs]
+        predicted = [r.predicted for r in rs]
+        pairs = [(i, j) for i in range(len(rs)) for j in range(i + 1, len(rs))]
+        agree = sum((measured[i] - measured[j]) * (predicted[i] - predicted[j]) > 0
+                    for i, j in pairs)
+        result.append({
+            "lab": label, "cell": cell, "regions": len(rs),
+            "same_order": list(np.argsort(measured, kind="stable"))
+            == list(np.argsort(predicted, kind="stable")),
+            "pairs_in_order": agree / len(pairs),
+        })
+    return result
+
+
+def summary(regions: list[Region], skipped: dict[str, int]) -> dict:
+    errors = [abs(r.error) for r in regions if r.error is not None]
+    seqs = sequences(regions)
+    return {
+        "regions": len(regions),
+        "predicted": len(errors),
+        "failed": sum(r.predicted is None for r in regions),
+        "median_abs_error_pct": statistics.median(errors) if errors else None,
+        "share_within_30pct": sum(e <= 30 for e in errors) / len(errors) if errors else None,
+        "sequences": len(seqs),
+        "sequences_in_order": sum(s["same_order"] for s in seqs),
+        "skipped_lines": skipped,
+    }
+
+
+def table(regions: list[Region]) -> str:
+    rows = ["| lab | cell | kernels | config | measured ms | predicted ms | error | note |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in regions:
+        predicted = "-" if r.predicted is None else f"{r.predicted:.4f}"
+        error = "-" if r.error is None else f"{r.error:+.0f}%"
+        kernels = r.kernels()
+        kernels = kernels if len(kernels) <= 60 else kernels[:57] + "..."
+        rows.append(f"| {r.label} | {r.cell} | {kernels} | {r.config()} | "
+                    f"{r.measured_ms:.4f} | {predicted} | {error} | {r.note} |")
+    return "\n".join(rows)
+
+
+def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=None) -> dict:
+    """Group, replay and summarise a recording; the dict ``--json`` writes."""
+    regions, skipped = group(read_lines(path), engine)
+    replay = Replay(device, predictor)
+    for region in regions:
+        replay.region(region)
+    return {
+        "recording": str(path), "engine": engine, "device": device,
+        "summary": summary(regions, skipped), "sequences": sequences(regions),
+        "regions": [{"lab": r.label, "cell": r.cell, "kind": r.kind, "kernels": r.kernels(),
+                     "config": r.config(), "measured_ms": r.measured_ms,
+                     "measurements": len(r.measured), "predicted_ms": r.predicted,
+                     "error_pct": r.error, "note": r.note} for r in regions],
+        "table": table(regions),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("recording", nargs="?", default=str(FIXTURE))
+    parser.add_argument("--engine", default="gpu", choices=("gpu", "emu"),
+                        help="which lines to use (emu: only to test this script)")
+    parser.add_argument("--device", default="H100")
+    parser.add_argument("--json", default=None, metavar="FILE")
+    options = parser.parse_args(argv)
+    path = Path(options.recording)
+    if not path.exists():
+        raise SystemExit(f"benchmarks.model: no recording at {path} (tools/gpu-check --record)")
+    result = compare(path, options.engine, options.device)
+    print(result["table"])
+    s = result["summary"]
+    median, within = s["median_abs_error_pct"], s["share_within_30pct"]
+    print(f"\n{s['predicted']} of {s['regions']} distinct regions predicted "
+          f"({s['failed']} failed); median |error| "
+          f"{'-' if median is None else f'{median:.1f}%'}, within +-30%: "
+          f"{'-' if within is None else f'{within:.0%}'}; sequences in measured order: "
+          f"{s['sequences_in_order']} of {s['sequences']}; left out: {s['skipped_lines']}")
+    if options.json:
+        Path(options.json).write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

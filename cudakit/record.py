@@ -1,0 +1,410 @@
+"""Recording of timed regions: what a :func:`cudakit.benchmark` or :func:`cudakit.timer` measured.
+
+With ``CUDAKIT_RECORD_LAUNCHES=<folder>`` in the environment, each benchmark and each
+outermost timer region appends one JSON line to ``<folder>/<label>.jsonl`` (label:
+``CUDAKIT_RECORD_LABEL``, default ``session``). The line holds the measurement and every
+device operation issued inside the region, in order, so that a model can replay it
+(``benchmarks/model.py`` compares such recordings with ``cudakit.predict``). Without the
+variable nothing here runs: the launch path only tests ``record.current is None``.
+
+A file starts with one header line ``{"header": {...}}`` (engine, device, driver, CUDA,
+nvcc, date); every other line is::
+
+    {"engine": "gpu" | "emu", "label": "10_reduction", "seq": 3, "cell": 12 (IPython's
+     execution count, None outside a notebook),
+     "kind": "benchmark" | "timer" | "events", "clock": "events" | "host",
+     "median_ms", "min_ms", "max_ms", "samples"   (benchmark) | "ms" (timer),
+     "sources": {"<sha1>": "<CUDA source as compiled>"},
+     "ops": [{"op": "launch", "kernel": "reduce<256>", "source": "<sha1>", "options": [...],
+              "arch": "sm_90", "grid": [g, 1, 1], "block": [256, 1, 1], "shared": 0,
+              "stream": 0, "args": [{"type": "const float *", "alloc": 0, "size": 4096,
+                                     "offset": 0}, {"type": "int", "value": 1024}]},
+             {"op": "memcpy", "direction": "htod" | "dtoh" | "dtod", "bytes": n,
+              "pinned": bool | None, "async": bool, "stream": 0}],
+     "ops_dropped": 0}
+
+A benchmark records the operations of one call of its function (the first timed one; the
+waiting kernel before it is left out). Pointers are given as (allocation id, allocation
+size, byte offset) with ids numbered in order of first use within the region, so the same
+buffer passed twice has the same id; on the GPU the allocation comes from the driver
+(``cuMemGetAddressRange``), on the emulator from its heap. ``cuda.In/Out/InOut`` arguments
+add their host copies around the launch and a temporary allocation. Streams are
+numbered 0 (default), 1, 2, ... in order of first use. Lines made on the emulator say
+``"engine": "emu"``: their times are emulator times, never GPU times. Launches through
+CuPy (cuBLAS, CUB) are not seen. At most ``MAX_OPS`` operations are kept per region. Inside
+a region each launch costs about 2 us more host time (the arguments are noted, the JSON
+written when the region ends), which host-bound loops of launches do show.
+
+>>> region = Region("timer")
+>>> region.stream(None), region.stream(object())
+(0, 1)
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from .gpu import device_address
+
+MAX_OPS = 20_000
+current: Region | None = None  # the region whose operations are being captured now
+_open: Region | None = None  # the region being measured (timers inside it record nothing)
+_sequence: dict[str, int] = {}
+
+
+def folder() -> Path | None:
+    """The folder named by ``CUDAKIT_RECORD_LAUNCHES``, or None when not recording."""
+    value = os.environ.get("CUDAKIT_RECORD_LAUNCHES")
+    return Path(value) if value else None
+
+
+class Region:
+    """The device operations of one timed region, in issue order."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.cell = _cell()
+        self.ops: list[dict] = []
+        self.dropped = 0
+        self.sources: dict[str, str] = {}
+        self._allocations: dict[int, int] = {}  # allocation base -> id
+        self._pointers: dict[int, dict] = {}  # address -> its {"alloc", "size", "offset"}
+        self._streams: dict[int, int] = {}
+
+    def add(self, op: dict) -> None:
+        if len(self.ops) < MAX_OPS:
+            self.ops.append(op)
+        else:
+            self.dropped += 1
+
+    def stream(self, stream) -> int:
+        if stream is None:
+            return 0
+        handle = getattr(stream, "handle", None)
+        key = int(handle) if handle is not None else id(stream)
+        return self._streams.setdefault(key, len(self._streams) + 1)
+
+    def pointer(self, address: int) -> dict:
+        """``{"alloc", "size", "offset"}`` of a device address."""
+        known = self._pointers.get(address)
+        if known is None:
+            base, size = _address_range(address)
+            ident = self._allocations.setdefault(base, len(self._allocations))
+            known = self._pointers[address] = {"alloc": ident, "size": size,
+                                               "offset": address - base}
+        return known
+
+    def temporary(self, nbytes: int) -> dict:
+        """A pointer to a fresh allocation (the device copy of a ``cuda.In/Out`` argument)."""
+        ident = len(self._allocations)
+        self._allocations[-1 - ident] = ident
+        return {"alloc": ident, "size": int(nbytes), "offset": 0}
+
+
+def _engine() -> str:
+    from .backend import backend_name
+
+    return backend_name()
+
+
+def _address_range(address: int) -> tuple[int, int]:
+    if _engine() == "gpu":
+        import pycuda.driver as drv
+
+        try:
+            base, size = drv.mem_get_address_range(address)
+            return int(base), int(size)
+        except drv.Error:  # not device memory the driver knows (e.g. a managed or host pointer)
+            return address, 0
+    from .emu.memory import HEAP
+
+    found = HEAP.find(address)
+    return (found.base, found.size) if found is not None else (address, 0)
+
+
+def is_pinned(array) -> bool | None:
+    """Whether a host array lives in page-locked memory (None if it is not an array)."""
+    seen = array
+    while seen is not None:
+        if type(seen).__name__ in ("PagelockedHostAllocation", "RegisteredHostMemory"):
+            return True
+        seen = seen.obj if isinstance(seen, memoryview) else getattr(seen, "base", None)
+    return False if hasattr(array, "nbytes") else None
+
+
+def start(kind: str) -> Region | None:
+    """Open a region to measure, or None when not recording or inside another region."""
+    global _open
+    if _open is not None and _open.kind == "events":
+        event_waited(None)  # a region of raw events ends where a timer or benchmark begins
+    if _open is not None or folder() is None:
+        return None
+    flush()
+    _open = Region(kind)
+    return _open
+
+
+def abandon(region: Region | None) -> None:
+    """Close ``region`` without writing (its measurement failed)."""
+    global _open, current
+    if region is not None and _open is region:
+        _open = current = None
+
+
+def finish(region: Region | None, **measured) -> None:
+    """Close ``region`` and append its line with the ``measured`` figures."""
+    if region is None or _open is not region:
+        return
+    abandon(region)
+    _quietly(_write, region, measured)
+
+
+# Regions timed with raw events (``start.record(); ...; stop.synchronize();
+# stop.time_since(start)``, as in labs 06, 08 and 22): a region opens when an event is
+# recorded on the default stream outside any region, captures until an event is waited for
+# or timed, and is measured by the longest time taken from its first event. It is written
+# when the next region opens, or at exit; one whose first event is never timed is dropped.
+_pending: Region | None = None
+
+
+def event_recorded(event, stream) -> None:
+    global _open, current
+    if _open is not None or stream is not None or folder() is None:
+        return
+    flush()
+    _open = current = Region("events")
+    _open.first_event, _open.ms = event, None
+
+
+def event_waited(event) -> None:
+    global _open, current, _pending
+    if _open is not None and _open.kind == "events":
+        _pending, _open, current = _open, None, None
+
+
+def event_timed(start_event, end_event, ms: float) -> None:
+    event_waited(end_event)
+    if _pending is not None and start_event is _pending.first_event:
+        _pending.ms = max(_pending.ms or 0.0, float(ms))
+
+
+def flush() -> None:
+    """Write the pending raw-event region, if it was timed."""
+    global _pending
+    region, _pending = _pending, None
+    if region is not None and region.ms is not None:
+        _quietly(_write, region, {"clock": "events", "ms": region.ms})
+
+
+def _quietly(hook, *args, **kwargs) -> None:
+    """Run a recording hook; a failure there is reported once and never stops the program."""
+    try:
+        hook(*args, **kwargs)
+    except Exception as exc:
+        _report(hook.__name__.strip("_"), exc)
+
+
+def _report(what: str, exc: Exception) -> None:
+    """Say once on stderr that recording failed somewhere; the program goes on."""
+    global _hook_failed
+    if not _hook_failed:
+        _hook_failed = True
+        print(f"cudakit.record: recording a {what} failed ({exc!r}); the program goes on",
+              file=sys.stderr)
+
+
+_hook_failed = False
+
+
+def recording_event(base: type) -> type:
+    """The engine's ``Event`` class, with record/synchronize/time calls seen by the recorder
+    (``base`` itself if it cannot be subclassed: then raw-event regions are not recorded)."""
+    try:
+        return _event_subclass(base)
+    except TypeError as exc:
+        print(f"cudakit.record: no raw-event regions ({exc})", file=sys.stderr)
+        return base
+
+
+def _event_subclass(base: type) -> type:
+    class Event(base):
+        __doc__ = base.__doc__
+
+        def record(self, stream=None):
+            base.record(self) if stream is None else base.record(self, stream)
+            _quietly(event_recorded, self, stream)
+            return self
+
+        def synchronize(self):
+            base.synchronize(self)
+            _quietly(event_waited, self)
+            return self
+
+        def time_since(self, start):
+            ms = base.time_since(self, start)
+            _quietly(event_timed, start, self, ms)
+            return ms
+
+        def time_till(self, end):
+            ms = base.time_till(self, end)
+            _quietly(event_timed, self, end, ms)
+            return ms
+
+    atexit.register(flush)
+    return Event
+
+
+def _write(region: Region, measured: dict) -> None:
+    out = folder()
+    if out is None:
+        return
+    label = os.environ.get("CUDAKIT_RECORD_LABEL") or "session"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{label}.jsonl"
+    lines = []
+    if not path.exists():
+        lines.append(json.dumps({"header": {"label": label, **header()}}))
+    _sequence[label] = _sequence.get(label, 0) + 1
+    line = {"engine": _engine(), "label": label, "seq": _sequence[label], "cell": region.cell,
+            "kind": region.kind}
+    line.update(measured)
+    ops = [_op(region, op) for op in region.ops]
+    line.update(sources=region.sources, ops=ops, ops_dropped=region.dropped)
+    lines.append(json.dumps(line))
+    with path.open("a") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _cell() -> int | None:
+    """The execution count of the notebook cell running now (None outside IPython)."""
+    shell = sys.modules.get("IPython")
+    shell = shell.get_ipython() if shell is not None else None
+    return getattr(shell, "execution_count", None)
+
+
+def header() -> dict:
+    """Engine, device, driver, CUDA and nvcc versions, and the date (UTC)."""
+    from .compiler import nvcc_version
+    from .device import device_info
+
+    info = device_info()
+    head = {
+        "engine": _engine(),
+        "device": info.name,
+        "compute_capability": list(info.compute_capability),
+        "multiprocessors": info.multiprocessors,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    try:
+        head["nvcc"] = nvcc_version()
+    except Exception as exc:  # no nvcc: say so, the recording is still useful
+        head["nvcc"] = f"unknown ({type(exc).__name__})"
+    if head["engine"] == "gpu":
+        import pycuda.driver as drv
+
+        version = drv.get_driver_version()
+        head["cuda_driver_api"] = f"{version // 1000}.{version % 1000 // 10}"
+        proc = Path("/proc/driver/nvidia/version")
+        head["driver"] = proc.read_text().splitlines()[0] if proc.exists() else "unknown"
+    return head
+
+
+def launch(kernel, values, grid, block, shared: int, stream) -> None:
+    """Add one launch of ``kernel`` (a :class:`cudakit.Kernel`) to the current region.
+
+    A launch that cannot be described is counted in ``ops_dropped`` (never an error)."""
+    try:
+        _launch(current, kernel, values, grid, block, shared, stream)
+    except Exception as exc:
+        current.dropped += 1
+        _report("launch", exc)
+
+
+_described: dict[int, tuple] = {}  # id(kernel) -> (kernel, source key, text, parameters)
+
+
+def _description(kernel) -> tuple:
+    """What never changes between launches of ``kernel``, worked out once."""
+    known = _described.get(id(kernel))
+    if known is None or known[0] is not kernel:
+        text = kernel.source or ""
+        params = [(str(p.ctype), p.ctype.is_pointer) for p in kernel.info.params]
+        static = {"op": "launch", "kernel": kernel.info.name,
+                  "source": hashlib.sha1(text.encode()).hexdigest(),
+                  "options": list(kernel.options), "arch": kernel.info.arch}
+        known = _described[id(kernel)] = (kernel, static, text, params)
+    return known
+
+
+def _launch(region: Region, kernel, values, grid, block, shared: int, stream) -> None:
+    """Note the launch cheaply (it may be inside the timed window); :func:`_op` writes it out."""
+    described = _description(kernel)
+    args, after = [], []
+    for (_, is_pointer), value in zip(described[3], values, strict=True):
+        kind = type(value).__name__ if is_pointer else None
+        if kind in ("In", "Out", "InOut"):
+            nbytes, pinned = int(value.array.nbytes), is_pinned(value.array)
+            if kind != "Out":
+                region.add(_copy("htod", nbytes, pinned, False, 0))
+            if kind != "In":
+                after.append(_copy("dtoh", nbytes, pinned, False, 0))
+            args.append(region.temporary(nbytes))
+        elif is_pointer:
+            args.append(region.pointer(device_address(value)))
+        else:
+            args.append(value)
+    region.add((described, args, grid, block, shared, region.stream(stream)))
+    for op in after:
+        region.add(op)
+
+
+def _op(region: Region, op) -> dict:
+    """An operation as its JSON record (launches are kept as tuples until the region ends)."""
+    if isinstance(op, dict):
+        return op
+    (_, static, text, params), args, grid, block, shared, stream = op
+    region.sources.setdefault(static["source"], text)
+    described = [
+        {"type": ctype, **value} if is_pointer
+        else {"type": ctype, "value": value.item() if hasattr(value, "item") else value}
+        for (ctype, is_pointer), value in zip(params, args, strict=True)
+    ]
+    return {**static, "grid": list(grid), "block": list(block), "shared": shared,
+            "stream": stream, "args": described}
+
+
+def _copy(direction: str, nbytes: int, pinned, is_async: bool, stream: int) -> dict:
+    return {"op": "memcpy", "direction": direction, "bytes": int(nbytes), "pinned": pinned,
+            "async": is_async, "stream": stream}
+
+
+def recording_copy(name: str, copy):
+    """Wrap the engine's ``memcpy_*`` function ``name`` so calls inside a region are recorded."""
+    direction = name.split("_")[1]  # memcpy_htod(_async), memcpy_dtoh, memcpy_dtod
+    is_async = name.endswith("_async")
+
+    def call(*args, **kwargs):
+        if current is not None and direction in ("htod", "dtoh", "dtod"):
+            _quietly(note, *args, **kwargs)
+        return copy(*args, **kwargs)
+
+    def note(*args, **kwargs):
+        if direction == "dtod":
+            host, size = None, args[2] if len(args) > 2 else kwargs.get("size")
+        else:
+            host = args[1] if direction == "htod" else args[0]
+            size = getattr(host, "nbytes", None)
+        where = 3 if direction == "dtod" else 2
+        stream = args[where] if len(args) > where else kwargs.get("stream")
+        pinned = None if host is None else is_pinned(host)
+        current.add(_copy(direction, size or 0, pinned, is_async, current.stream(stream)))
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = copy.__doc__
+    return call

@@ -1,0 +1,217 @@
+"""Recording of timed regions (cudakit.record), the microbenchmarks and benchmarks/model.py, on
+the emulator: the records a GPU run would write, checked field by field."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import microbench, model
+from cudakit import record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SOURCE = r"""
+__global__ void add(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+template <int B> __global__ void scale(float *x, float s) { x[threadIdx.x + B * blockIdx.x] *= s; }
+template __global__ void scale<64>(float *, float);
+"""
+
+SCRIPT = r"""
+import sys, numpy as np, cudakit
+from cudakit import cuda
+k = cudakit.load(sys.argv[1], options=["-O3"])
+h = cuda.pagelocked_empty(256, np.float32)
+h[:] = 1
+d = cuda.mem_alloc(3 * 1024)
+
+def step(n):
+    cuda.memcpy_htod(d, h)
+    k["add"](d, d, int(d) + 1024, n, grid=(4,), block=(64,))  # a and b alias, c at 1 KiB
+    k["scale<64>"](int(d) + 2048, 2.0, grid=(4,), block=(64,))
+
+for n in (256, 256, 128):  # two identical regions, then a different one
+    cudakit.benchmark(lambda: step(n), warmup=1, repeat=3)
+k["add"](d, d, d, 256, grid=(4,), block=(64,))  # outside any region: not recorded
+out = np.zeros(256, np.float32)
+with cudakit.timer():
+    k["add"](cuda.In(h), cuda.In(h), cuda.Out(out), 256, grid=(4,), block=(64,))
+    with cudakit.timer():  # nested: part of the outer region, no line of its own
+        step(256)
+assert (out == 2).all()
+start, stop, s1 = cuda.Event(), cuda.Event(), cuda.Stream()
+start.record()  # a region timed with raw events, as in lab 08; written at exit
+cuda.memcpy_htod_async(d, h, s1)
+k["add"](d, d, d, 256, grid=(4,), block=(64,), stream=s1)
+stop.record()
+stop.synchronize()
+assert stop.time_since(start) > 0
+"""
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory) -> list[dict]:
+    folder = tmp_path_factory.mktemp("record")
+    env = {**os.environ, "CUDAKIT_BACKEND": "emu", "CUDAKIT_RECORD_LAUNCHES": str(folder),
+           "CUDAKIT_RECORD_LABEL": "lab99", "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", SCRIPT, SOURCE], env=env, check=True, timeout=120)
+    assert [p.name for p in folder.iterdir()] == ["lab99.jsonl"]
+    return [json.loads(line) for line in (folder / "lab99.jsonl").read_text().splitlines()]
+
+
+def test_header_then_one_line_per_region(recording):
+    head = recording[0]["header"]
+    assert head["engine"] == "emu" and head["label"] == "lab99"
+    assert head["compute_capability"] == [9, 0]
+    lines = recording[1:]
+    assert [(x["kind"], x["seq"], x["engine"]) for x in lines] == [
+        ("benchmark", 1, "emu"), ("benchmark", 2, "emu"), ("benchmark", 3, "emu"),
+        ("timer", 4, "emu"), ("events", 5, "emu")]
+    assert all(x["samples"] == 3 and x["min_ms"] <= x["median_ms"] for x in lines[:3])
+    assert lines[3]["ms"] > 0 and lines[3]["cell"] is None  # not run in a notebook
+
+
+def test_benchmark_records_one_call_with_aliases_and_offsets(recording):
+    line = recording[1]
+    assert line["sources"] == {next(iter(line["sources"])): SOURCE}
+    key = next(iter(line["sources"]))
+    copy, add, scale = line["ops"]
+    assert copy == {"op": "memcpy", "direction": "htod", "bytes": 1024, "pinned": True,
+                    "async": False, "stream": 0}
+    assert add == {
+        "op": "launch", "kernel": "add", "source": key, "options": ["-O3"], "arch": "sm_90",
+        "grid": [4, 1, 1], "block": [64, 1, 1], "shared": 0, "stream": 0,
+        "args": [{"type": "const float *", "alloc": 0, "size": 3072, "offset": 0},
+                 {"type": "const float *", "alloc": 0, "size": 3072, "offset": 0},
+                 {"type": "float *", "alloc": 0, "size": 3072, "offset": 1024},
+                 {"type": "int", "value": 256}]}
+    assert scale["kernel"] == "scale<64>"
+    assert scale["args"] == [{"type": "float *", "alloc": 0, "size": 3072, "offset": 2048},
+                             {"type": "float", "value": 2.0}]
+    assert recording[3]["ops"][1]["args"][3]["value"] == 128
+
+
+def test_timer_records_host_copies_of_in_out_and_nested_regions(recording):
+    ops = recording[4]["ops"]
+    assert [(o["op"], o.get("direction"), o.get("pinned")) for o in ops] == [
+        ("memcpy", "htod", True), ("memcpy", "htod", True), ("launch", None, None),
+        ("memcpy", "dtoh", False),
+        ("memcpy", "htod", True), ("launch", None, None), ("launch", None, None)]
+    temporaries = ops[2]["args"][:3]
+    assert [(a["alloc"], a["size"]) for a in temporaries] == [(0, 1024), (1, 1024), (2, 1024)]
+    assert ops[5]["args"][0]["alloc"] == 3  # the allocation of step(), new in this region
+
+
+def test_regions_timed_with_raw_events(recording):
+    line = recording[5]
+    assert line["clock"] == "events" and line["ms"] > 0
+    copy, launch = line["ops"]
+    assert copy == {"op": "memcpy", "direction": "htod", "bytes": 1024, "pinned": True,
+                    "async": True, "stream": 1}
+    assert launch["stream"] == 1 and [a["alloc"] for a in launch["args"][:3]] == [0, 0, 0]
+
+
+def test_nothing_is_recorded_without_the_variable(monkeypatch):
+    monkeypatch.delenv("CUDAKIT_RECORD_LAUNCHES", raising=False)
+    assert record.folder() is None and record.start("timer") is None
+    assert record.current is None
+
+
+def test_a_launch_that_cannot_be_described_is_counted_not_raised(monkeypatch, capsys):
+    region = record.Region("timer")
+    monkeypatch.setattr(record, "current", region)
+    monkeypatch.setattr(record, "_hook_failed", False)
+    record.launch(object(), (), (1, 1, 1), (1, 1, 1), 0, None)  # no kernel: not describable
+    assert region.dropped == 1 and region.ops == []
+    assert "recording a launch failed" in capsys.readouterr().err
+
+
+def test_chain_is_one_cycle_through_every_slot():
+    chain = microbench._chain(1024, 32, np.random.default_rng(1))
+    seen, j = set(), 0
+    for _ in range(32):
+        seen.add(j)
+        j = int(chain[j])
+    assert j == 0 and seen == set(range(0, 1024, 32))
+
+
+def test_microbench_runs_on_the_emulator(tmp_path):
+    out = tmp_path / "device.json"
+    env = {**os.environ, "CUDAKIT_BACKEND": "emu", "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "benchmarks.microbench", "--small", "--out", str(out)],
+                   env=env, check=True, timeout=300, cwd=ROOT, capture_output=True)
+    result = json.loads(out.read_text())
+    assert result["header"]["engine"] == "emu" and result["errors"] == {}
+    wanted = ["sm_count", "clock_ghz", "dram_read_gbs", "dram_write_gbs", "dram_copy_gbs",
+              "l2_read_gbs", "l1_read_bytes_per_clk_per_sm", "shared_bytes_per_clk_per_sm",
+              "dram_latency_cycles", "l2_latency_cycles", "l1_latency_cycles",
+              "shared_latency_cycles", "fp32_fma", "fp64_fma", "int32_add", "int32_imad", "sfu",
+              "shfl", "global_atomic_same_address_per_s", "global_atomic_distinct_per_s",
+              "shared_atomic_per_clk_per_sm", "launch_overhead_us", "kernel_min_us",
+              "barrier_cycles", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",
+              "d2h_pageable_gbs", "copy_latency_us"]
+    assert all(result[k] > 0 and k in result["methods"] for k in wanted), \
+        [k for k in wanted if not (result.get(k) or 0) > 0]
+    assert result["sm_count"] == 1  # the emulated device
+
+
+class StandIn:
+    """A stand-in predictor for this test only: 1 us per thread block, 1 ms per MB copied."""
+
+    class Pointer:
+        def __init__(self, array, offset):
+            self.array, self.offset = array, offset
+
+    def __init__(self):
+        self.calls = []
+
+    def predict(self, source, kernel_name=None, *, grid, block, args=(), shared=0,
+                device="H100"):
+        self.calls.append((kernel_name, args))
+        return type("P", (), {"ms": 1e-3 * int(np.prod(grid))})()
+
+    def predict_copy(self, nbytes, direction="htod", pinned=True, device="H100"):
+        return type("P", (), {"ms": nbytes / 1e6})()
+
+
+def test_model_groups_dedupes_and_replays(recording, tmp_path):
+    lines = [dict(x, cell=7) if "seq" in x else x for x in recording]
+    path = tmp_path / "rec.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("\n".join(json.dumps(x) for x in lines) + "\n")
+    stand_in = StandIn()
+    result = model.compare(path, engine="emu", predictor=(
+        stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
+    regions = result["regions"]
+    assert [r["measurements"] for r in regions] == [2, 1, 1, 1]  # benchmarks 1 and 2 are one
+    first = regions[0]
+    assert first["measured_ms"] == pytest.approx(np.median([lines[1]["median_ms"],
+                                                            lines[2]["median_ms"]]))
+    assert first["predicted_ms"] == pytest.approx(1024 / 1e6 + 4e-3 + 4e-3)
+    assert first["kernels"] == "memcpy htod, add, scale<64>"
+    name, args = stand_in.calls[0]
+    assert name == "add" and args[0] is args[1]  # the aliased buffer is one array
+    assert isinstance(args[2], StandIn.Pointer) and args[2].array is args[0]
+    assert args[2].offset == 1024 and args[0].nbytes == 3072 and args[3] == np.int32(256)
+    assert args[3].dtype == np.int32
+    assert result["summary"]["predicted"] == 4 and result["summary"]["sequences"] == 1
+    assert "| lab99 | 7 | memcpy htod, add, scale<64> |" in result["table"]
+    with pytest.raises(SystemExit, match="no recording"):
+        model.main([str(tmp_path / "missing.jsonl")])
+
+
+def test_model_keeps_gpu_lines_only(recording, tmp_path):
+    path = tmp_path / "rec.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in recording) + "\n")
+    regions, skipped = model.group(model.read_lines(path), engine="gpu")
+    assert regions == [] and skipped == {"engine emu": 5}
