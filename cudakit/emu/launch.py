@@ -134,8 +134,12 @@ def _address(a):
 
 
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
-           timeout: float | None = None, trace=None, counter=None) -> None:
-    """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes."""
+           timeout: float | None = None, trace=None, counter=None, blocks=None) -> None:
+    """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes.
+
+    ``blocks``: run only these runs of consecutive blocks, ``[(first, count), ...]`` in
+    linear block order (``cudakit.predict`` samples a large grid so); default: all.
+    """
     block = dims3(block, "block", DEVICE.max_block_dim)
     grid = dims3(grid, "grid", DEVICE.max_grid_dim)
     tpb = block[0] * block[1] * block[2]
@@ -166,9 +170,11 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     limit = default_timeout() if timeout is None else float(timeout)
     deadline = time.perf_counter() + limit
     program = kernel.program
+    runs = [(0, nblocks)] if blocks is None else _runs(blocks, nblocks)
+    batches = [(first, min(per_batch, start + length - first))
+               for start, length in runs for first in range(start, start + length, per_batch)]
     with np.errstate(all="ignore"):
-        for first in range(0, nblocks, per_batch):
-            count = min(per_batch, nblocks - first)
+        for first, count in batches:
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
                       counter, program.sites, kernel.shared_symbols, dyn_offset,
                       RESERVED if kernel.reserved else 0)
@@ -189,3 +195,15 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
                     "report it; it runs on a GPU.").format(
                         line=b.line, kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
                 ) from exc
+
+
+def _runs(blocks, nblocks: int) -> list[tuple[int, int]]:
+    """Check runs of blocks ``[(first, count), ...]`` against the grid."""
+    out = []
+    for first, count in blocks:
+        first, count = int(first), int(count)
+        if first < 0 or count < 1 or first + count > nblocks:
+            raise LaunchError(f"blocks {first}..{first + count - 1} are outside the grid of "
+                              f"{nblocks} blocks")
+        out.append((first, count))
+    return out

@@ -97,9 +97,7 @@ def run(fr: Frame, L, entry: bool) -> None:
             for op in blk.ops:
                 op(fr, L)
         if counter is not None:
-            active = np.zeros(b.size, bool)
-            active[L] = True
-            counter.add(blk.count, active)
+            counter.block(b, blk, L, dec)
         term = blk.term
         kind = term[0]
         if kind == "next":
