@@ -47,7 +47,8 @@ class SharedSymbol:
 
 
 class Batch:
-    """Blocks ``first .. first + count - 1`` of one launch."""
+    """Blocks ``first .. first + count - 1`` of one launch (``first`` may instead be a tuple
+    of ``count`` block numbers: a sample of the grid)."""
 
     def __init__(self, kernel_name: str, grid, block, first: int, count: int, shared_bytes: int,
                  race: bool, trace, deadline: float, counter=None,
@@ -333,7 +334,7 @@ def _layout(grid: tuple, block: tuple, first: int, count: int) -> dict:
     lane = np.arange(count * pad)
     tib = (lane % pad).astype(np.int32)
     blk = lane // pad
-    gid = first + blk
+    gid = np.asarray(first, np.int64)[blk] if isinstance(first, tuple) else first + blk
     t = np.minimum(tib, tpb - 1)
     out = {
         "tpb": tpb, "wpb": wpb, "pad": pad, "nb": count, "size": lane.size, "lanes": lane,

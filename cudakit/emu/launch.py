@@ -170,9 +170,11 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     limit = default_timeout() if timeout is None else float(timeout)
     deadline = time.perf_counter() + limit
     program = kernel.program
-    runs = [(0, nblocks)] if blocks is None else _runs(blocks, nblocks)
-    batches = [(first, min(per_batch, start + length - first))
-               for start, length in runs for first in range(start, start + length, per_batch)]
+    if blocks is None:
+        batches = [(first, min(per_batch, nblocks - first))
+                   for first in range(0, nblocks, per_batch)]
+    else:
+        batches = _sampled_batches(_runs(blocks, nblocks), per_batch)
     with np.errstate(all="ignore"):
         for first, count in batches:
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
@@ -198,12 +200,25 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
 
 
 def _runs(blocks, nblocks: int) -> list[tuple[int, int]]:
-    """Check runs of blocks ``[(first, count), ...]`` against the grid."""
+    """Check runs of blocks ``[(first, count), ...]`` against the grid and each other."""
     out = []
-    for first, count in blocks:
-        first, count = int(first), int(count)
+    for first, count in sorted((int(f), int(c)) for f, c in blocks):
         if first < 0 or count < 1 or first + count > nblocks:
             raise LaunchError(f"blocks {first}..{first + count - 1} are outside the grid of "
                               f"{nblocks} blocks")
+        if out and first < out[-1][0] + out[-1][1]:
+            raise LaunchError(f"the runs of blocks overlap at block {first}")
         out.append((first, count))
+    return out
+
+
+def _sampled_batches(runs, per_batch: int) -> list:
+    """Batches ``(first, count)`` of the chosen blocks; ``first`` is a tuple of block numbers
+    where a batch joins several runs (so that they run vectorised together)."""
+    ids = [b for first, count in runs for b in range(first, first + count)]
+    out = []
+    for k in range(0, len(ids), per_batch):
+        chunk = ids[k:k + per_batch]
+        contiguous = chunk[-1] - chunk[0] == len(chunk) - 1
+        out.append((chunk[0], len(chunk)) if contiguous else (tuple(chunk), len(chunk)))
     return out

@@ -9,7 +9,9 @@ literature's, with no constant fitted to the labs' measurements:
   pipe (128-byte lines of global and local requests plus shared-memory wavefronts: both go
   through the same L1TEX data path, so these two add up); issue (warp instructions / the
   SM's schedulers); and each pipe (FP32, FP64, integer, SFU with conversions, shuffles) at
-  its rate from the CUDA Programming Guide's throughput table.
+  its rate from the CUDA Programming Guide's throughput table. When issue decides and one
+  pipe takes at least 80 % of the issue slots, that pipe is named (an FFMA loop is
+  "FP32-bound": on the H100 the FP32 pipe and issue have the same rate).
 * **Latency bound** (Hong & Kim, ISCA 2009; Little's law): a warp waits once per memory
   period (the emulator's scoreboard counts them) for the average latency of where its loads
   hit (L1, L2, DRAM), once per shared-memory period, and at each ``__syncthreads()``; the
@@ -147,6 +149,10 @@ def estimate(x: Launch, d) -> Estimate:
     waves = x.blocks / per_wave
     terms = _terms(x, d, math.ceil(x.blocks / sms), math.ceil(waves))
     key, work = _deciding(terms)
+    if key == "issue":  # a pipe that takes most issue slots names the bound (FP32, SFU...)
+        pipe = max(PIPES, key=terms.get)
+        if terms[pipe] >= 0.8 * terms["issue"]:
+            key = pipe
     smooth = _terms(x, d, x.blocks / sms, waves)  # the same without whole rounds
     _, work_smooth = _deciding(smooth)
     bound = key

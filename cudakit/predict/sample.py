@@ -28,6 +28,8 @@ from ..emu.trace import Trace
 THREADS = 32768  # threads emulated at most
 SECONDS = 2.5  # emulation time after which no further run starts
 RUNS = 8  # runs of consecutive blocks spread over the grid
+CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
+PROBE_TIMEOUT = 120.0  # seconds one block may take before the launch counts as endless
 
 
 def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
@@ -41,7 +43,7 @@ def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, i
         order += [k for k in range(step // 2, slots, step) if k not in order]
         step //= 2
     order = list(dict.fromkeys(order))[:min(runs, slots)]
-    return [(min(k * per_run, nblocks - per_run), per_run) for k in order]
+    return [(nblocks - per_run if k == slots - 1 else k * per_run, per_run) for k in order]
 
 
 @dataclass
@@ -64,21 +66,52 @@ class Sample:
         return self.total_blocks / self.sampled_blocks
 
 
+def _merged(runs) -> list[tuple[int, int]]:
+    """Sorted runs, neighbours joined."""
+    out: list[list[int]] = []
+    for first, count in sorted(runs):
+        if out and out[-1][0] + out[-1][1] == first:
+            out[-1][1] += count
+        else:
+            out.append([first, count])
+    return [(f, c) for f, c in out]
+
+
 def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
                seconds: float = SECONDS) -> Sample:
-    """Emulate runs of ``function``'s blocks (an emulator function) with its arguments."""
+    """Emulate a sample of ``function``'s blocks (an emulator function) with its arguments.
+
+    The first block runs alone and is timed; the sample then takes as many more blocks as
+    the thread budget and the time left allow (a batch of blocks costs about as much as one
+    block until some thousands of lanes), spread over the grid, in one launch.
+    """
     nblocks = grid[0] * grid[1] * grid[2]
     tpb = block[0] * block[1] * block[2]
     pad = -(-tpb // 32) * 32
     budget = max(1, threads // pad)
-    per_run = max(1, budget // RUNS) if nblocks > budget else nblocks
     trace, counter = Trace(), InstructionCounter()
-    done = []
-    start = time.perf_counter()
-    for run in plan_runs(nblocks, per_run):
-        if done and time.perf_counter() - start > seconds:
-            break
+
+    def emulate(runs):
         function(*args, grid=grid, block=block, shared=shared, trace=trace, counter=counter,
-                 racecheck=False, blocks=[run])
-        done.append(run)
+                 racecheck=False, blocks=runs, timeout=PROBE_TIMEOUT)
+
+    start = time.perf_counter()
+    if nblocks <= budget and nblocks * pad <= CHEAP:
+        emulate([(0, nblocks)])
+        return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
+    emulate([(0, 1)])
+    probe = time.perf_counter() - start
+    affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
+    more = max(0, min(affordable, budget - 1, nblocks - 1))
+    runs = []
+    if more >= nblocks - 1:
+        runs = [(1, nblocks - 1)] if nblocks > 1 else []
+    elif more:
+        per_run = max(1, (more + 1) // RUNS)
+        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // per_run))
+        runs = [(max(f, 1), c - (1 if f == 0 else 0)) for f, c in runs if (f, c) != (0, 1)]
+        runs = [(f, c) for f, c in runs if c > 0]
+    if runs:
+        emulate(runs)
+    done = _merged([(0, 1), *runs])
     return Sample(trace, counter, done, nblocks, time.perf_counter() - start)

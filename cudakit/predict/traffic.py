@@ -38,6 +38,7 @@ import numpy as np
 
 from ..analysis import counting
 from ..emu.memory import HEAP_BASE
+from ..emu.trace import AccessBatch
 
 SECTOR = counting.SECTOR
 _SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap)
@@ -94,6 +95,23 @@ def _max_multiplicity(batch) -> np.ndarray:
     return np.maximum(best, batch.mask.any(axis=1).astype(np.int64))
 
 
+def grouped(accesses) -> list[AccessBatch]:
+    """The trace's batches joined per (space, op, size): the counting rules work per warp,
+    so one call over all warps of a kind gives the same totals, much faster."""
+    kinds: dict[tuple, list] = {}
+    for a in accesses:
+        kinds.setdefault((a.space, a.op, a.size), []).append(a)
+    out = []
+    for (space, op, size), batches in kinds.items():
+        first = batches[0]
+        out.append(AccessBatch(first.kernel, 0, 0, -1, space, op, size,
+                               np.concatenate([b.block for b in batches]),
+                               np.concatenate([b.warp for b in batches]),
+                               np.concatenate([b.mask for b in batches]),
+                               np.concatenate([b.address for b in batches])))
+    return out
+
+
 class _Pairs:
     """(block, sector) pairs of one kind of access, gathered over the trace."""
 
@@ -136,7 +154,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
     atomic_addresses = []
-    for a in sample.trace.accesses:
+    for a in grouped(sample.trace.accesses):
         if a.space == "shared":
             if a.op == "atom":
                 t.shared_atomic_slots += float(_max_multiplicity(a).sum())

@@ -1,0 +1,63 @@
+"""Kernels for the prediction tests: each one's counts follow from its source alone."""
+
+from __future__ import annotations
+
+SOURCE = r"""
+__global__ void fma_loop(const float *a, float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = a[i];
+    for (int j = 0; j < k; j++) x = fmaf(x, 1.0001f, 0.5f);
+    b[i] = x;
+}
+__global__ void fma_half(float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = i;
+    if (threadIdx.x < 32 || (threadIdx.x >= 64 && threadIdx.x % 2 == 1)) {  // warp 1 idle
+        for (int j = 0; j < k; j++) x = fmaf(x, 1.0001f, 0.5f);
+    }
+    if (threadIdx.x < 64) b[i] = x;
+}
+__global__ void sines(float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = i;
+    for (int j = 0; j < k; j++) x = __sinf(x);
+    b[i] = x;
+}
+__global__ void barriers(float *b, int k) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = t;
+    for (int j = 0; j < k; j++) {
+        __syncthreads();
+        float v = s[(t + 1) % 256];
+        __syncthreads();
+        s[t] += v;
+    }
+    __syncthreads();
+    b[blockIdx.x * 256 + t] = s[t];
+}
+__global__ void four_loads(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float p = a[i], q = a[i + n], r = a[i + 2 * n], s = a[i + 3 * n];
+    b[i] = p + q + r + s;
+}
+__global__ void chain(const int *next, int *out, int steps) {
+    int p = threadIdx.x;
+    for (int k = 0; k < steps; k++) p = next[p];
+    out[threadIdx.x] = p;
+}
+__global__ void copy(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i];
+}
+__global__ void stencil(const float *u, float *v, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1)
+        v[y * nx + x] = 0.5f * u[y * nx + x] + 0.125f * (u[y * nx + x - 1] + u[y * nx + x + 1]
+                        + u[(y - 1) * nx + x] + u[(y + 1) * nx + x]);
+}
+__global__ void increment(float *a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] += 1.0f;
+}
+"""
