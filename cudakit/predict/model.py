@@ -153,7 +153,7 @@ def estimate(x: Launch, d) -> Estimate:
         pipe = max(PIPES, key=terms.get)
         if terms[pipe] >= 0.8 * terms["issue"]:
             key = pipe
-    smooth = _terms(x, d, x.blocks / sms, waves)  # the same without whole rounds
+    smooth = _terms(x, d, max(x.blocks / sms, 1), max(waves, 1))  # without whole rounds
     _, work_smooth = _deciding(smooth)
     bound = key
     if (key in PER_SM or key == "latency") and work > 1.2 * work_smooth:
