@@ -69,6 +69,7 @@ class Batch:
         self.local_sp = 0
         self.race = RaceTracker(count, self.stride, self.wpb) if race and shared_bytes else None
         self.trace = trace
+        self._whole = None  # the trace's block, warp and mask arrays when every lane acts
         self.counter = counter
         self.deadline = deadline
         self.sites = sites or []
@@ -264,13 +265,26 @@ class Batch:
         )
 
     def _trace(self, space, site, op, size, lanes, raw):
-        w = self.warp_key[lanes]
-        warps, inv = np.unique(w, return_inverse=True)
-        mask = np.zeros((warps.size, WARP), bool)
-        address = np.zeros((warps.size, WARP), np.uint64)
-        ln = lanes % WARP
-        mask[inv, ln] = True
-        address[inv, ln] = raw
+        if lanes.size == self.size:  # every lane of the batch: no regrouping needed
+            if self._whole is None:
+                nw = self.size // WARP
+                first = np.arange(nw) * WARP
+                block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
+                self._whole = (block.astype(np.int64), np.arange(nw) % self.wpb,
+                               np.ones((nw, WARP), bool))
+            block, warp, mask = self._whole
+            self.trace.add(AccessBatch(
+                self.kernel, site.line, site.column, site.id, space, op, size, block, warp,
+                mask, np.asarray(raw, np.uint64).reshape(-1, WARP)))
+            return
+        else:
+            w = self.warp_key[lanes]
+            warps, inv = np.unique(w, return_inverse=True)
+            mask = np.zeros((warps.size, WARP), bool)
+            address = np.zeros((warps.size, WARP), np.uint64)
+            ln = lanes % WARP
+            mask[inv, ln] = True
+            address[inv, ln] = raw
         first = warps * WARP
         block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
         self.trace.add(AccessBatch(

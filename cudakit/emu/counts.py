@@ -139,7 +139,8 @@ def block_profile(instructions, fused_muls: set) -> tuple[np.ndarray, list]:
 def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:
     """Index the registers loads write; keep only the events that touch them.
 
-    Returns ``(number of tracked registers, per block [(read idx, write idx, tag)])``.
+    Returns ``(number of tracked registers, per block [(read idx, write idx, tag, the same
+    indices as tuples)])``.
     """
     tracked: dict[str, int] = {}
     for events in blocks_events:
@@ -155,7 +156,7 @@ def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:
             w = np.array(sorted({tracked[x] for x in writes if x in tracked}), np.int64) \
                 if tag else np.zeros(0, np.int64)
             if r.size or w.size:
-                kept.append((r, w, tag))
+                kept.append((r, w, tag, tuple(r.tolist()), tuple(w.tolist())))
         out.append(kept)
     return len(tracked), out
 
@@ -193,24 +194,49 @@ class InstructionCounter:
         if b is not self._batch:
             self._batch = b
             self._pending = {}
-            self.warps += int(np.count_nonzero(b.valid.reshape(-1, 32).any(axis=1)))
-        if isinstance(L, slice):
-            warps = np.flatnonzero(b.valid.reshape(-1, 32).any(axis=1))
+            self._all = np.flatnonzero(b.valid.reshape(-1, 32).any(axis=1))
+            self.warps += int(self._all.size)
+        if isinstance(L, slice) or L.size == b.size:
+            warps = self._all
         else:
-            warps = np.unique(L >> 5)
+            w = L >> 5
+            warps = w[np.r_[True, w[1:] != w[:-1]]]  # L is sorted
         self.counts += blk.classes * warps.size
         events = blk.scoreboard
         if not events:
             return
-        pending = self._pending.get(id(dec))
-        if pending is None:
-            pending = self._pending[id(dec)] = np.zeros((b.size // 32, dec.tracked), np.int8)
-        for reads, writes, tag in events:
+        state = self._pending.get(id(dec))
+        if isinstance(state, list):  # every warp so far ran together: one row stands for all
+            if warps is self._all:
+                return self._uniform(state, events, warps.size)
+            state = np.tile(np.array(state, np.int8), (b.size // 32, 1))
+        elif state is None:
+            state = [0] * dec.tracked
+            self._pending[id(dec)] = state
+            if warps is self._all:
+                return self._uniform(state, events, warps.size)
+            state = np.zeros((b.size // 32, dec.tracked), np.int8)
+        self._pending[id(dec)] = state
+        for reads, writes, tag, _, _ in events:
             if reads.size:
-                state = pending[np.ix_(warps, reads)].max(axis=1)
-                if state.any():
-                    self.periods += int(np.count_nonzero(state == 2))
-                    self.shared_periods += int(np.count_nonzero(state == 1))
-                    pending[warps[state > 0]] = 0
+                now = state[np.ix_(warps, reads)].max(axis=1)
+                if now.any():
+                    self.periods += int(np.count_nonzero(now == 2))
+                    self.shared_periods += int(np.count_nonzero(now == 1))
+                    state[warps[now > 0]] = 0
             if writes.size:
-                pending[np.ix_(warps, writes)] = tag
+                state[np.ix_(warps, writes)] = tag
+
+    def _uniform(self, row: list, events, nwarps: int) -> None:
+        """The scoreboard of warps that all ran the same instructions: one row, in Python."""
+        for _, _, tag, reads, writes in events:
+            if reads:
+                now = max(row[r] for r in reads)
+                if now:
+                    if now == 2:
+                        self.periods += nwarps
+                    else:
+                        self.shared_periods += nwarps
+                    row[:] = [0] * len(row)
+            for w in writes:
+                row[w] = tag
