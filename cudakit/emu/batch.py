@@ -275,7 +275,7 @@ class Batch:
             block, warp, mask = self._whole
             self.trace.add(AccessBatch(
                 self.kernel, site.line, site.column, site.id, space, op, size, block, warp,
-                mask, np.asarray(raw, np.uint64).reshape(-1, WARP)))
+                mask, np.array(raw, np.uint64).reshape(-1, WARP)))  # a copy: registers change
             return
         else:
             w = self.warp_key[lanes]

@@ -57,6 +57,16 @@ __global__ void stencil(const float *u, float *v, int nx, int ny) {
         v[y * nx + x] = 0.5f * u[y * nx + x] + 0.125f * (u[y * nx + x - 1] + u[y * nx + x + 1]
                         + u[(y - 1) * nx + x] + u[(y + 1) * nx + x]);
 }
+__global__ void grid_sum(const float *a, float *out, int n) {
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        s += a[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+__global__ void atomic_sum(const float *a, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(out, a[i]);
+}
 __global__ void increment(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) a[i] += 1.0f;

@@ -33,6 +33,25 @@ def test_a_copy_is_memory_bound_and_moves_its_bytes_once():
     assert p.occupancy == 1.0 and p.waves == pytest.approx(N // 256 / (132 * 8))
 
 
+def test_a_grid_stride_loop_reads_its_array_once():
+    n = 1 << 24
+    p = cudakit.predict(SOURCE, "grid_sum", grid=(132 * 8,), block=(256,),
+                        args=[np.ones(n, np.float32), np.zeros(132 * 8 * 256, np.float32),
+                              np.int32(n)])
+    assert p.counts["dram_read_bytes"] == pytest.approx(4 * n, rel=0.01)
+    assert p.bound == "memory", p.explanation
+
+
+def test_atomics_on_one_address_serialise():
+    n = 1 << 20
+    p = cudakit.predict(SOURCE, "atomic_sum", grid=(n // 256,), block=(256,),
+                        args=[np.ones(n, np.float32), np.zeros(1, np.float32), np.int32(n)])
+    assert p.counts["global_atomics"] == n and p.counts["hot_address_atomics"] == n
+    assert p.bound == "atomics", p.explanation
+    d = cudakit.predict.load("H100")
+    assert p.ms == pytest.approx(n / d.global_atomic_same_address_per_s * 1e3, rel=0.05)
+
+
 def test_an_fma_loop_without_memory_is_fp32_bound():
     blocks, k = 132 * 16, 512
     p = cudakit.predict(SOURCE, "fma_loop", grid=(blocks,), block=(256,),
