@@ -15,11 +15,16 @@ scoreboard; the rules are short and follow the CUDA Programming Guide's throughp
 A warp instruction is counted once per warp with at least one active lane, predicated-off
 lanes included, as the hardware issues it.
 
-*Memory periods.* A load from global or local memory marks its destination registers
-pending; the first later instruction that reads a pending register ends one memory period
-and clears every pending register of that warp. Loads issued back to back before any use
-overlap (memory-level parallelism) and count as one period. Shared-memory loads are counted
-the same way as ``shared_periods``.
+*Memory periods* (Hong & Kim's waits, on a warp's in-order issue). A load from global or
+local memory marks its destination registers pending; the first later instruction that reads
+a pending register ends one memory period and clears every pending register of that warp, so
+loads issued back to back before any use overlap (memory-level parallelism) and count once.
+Shared-memory loads are counted the same way as ``shared_periods``. Two rules stand for
+ptxas's scheduling, which PTX order does not show: loads move up in their basic block as far
+as their registers allow, never above a store or a barrier (:func:`hoisted`); and a store of
+pending data puts its wait off to the next other reader, barrier or loop branch (ptxas turns
+short guarded blocks such as ``if (k < K) tile[t] = a[i];`` into predicated code and issues
+their loads first).
 
 >>> instruction_class("fma.rn.f32"), instruction_class("ld.global.nc.v4.f32")
 ('fp32', 'ld.global')
@@ -113,50 +118,80 @@ def _reads_writes(ins) -> tuple[list[str], list[str]]:
     return reads, writes
 
 
-def _load_tag(ins) -> int:
-    """2 for a global/local load (long latency), 1 for a shared load, 0 otherwise."""
+ALU, SHARED, GLOBAL, STORE, FLUSH = range(5)  # scoreboard kinds of instructions
+_FLUSH_EVENT = ((), (), FLUSH)
+
+
+def _kind(ins) -> int:
+    """The instruction's part in the scoreboard: a global/local load (long latency), a shared
+    load, a store (its data may wait: see :class:`InstructionCounter`), a barrier, or other."""
     cls = instruction_class(ins.opcode, ins.operands)
-    if cls in ("ld.global", "ld.local") or (cls == "atom.global" and
-                                             ins.opcode.startswith("atom")):
-        return 2
-    return 1 if cls == "ld.shared" or cls == "atom.shared" and ins.opcode.startswith("atom") \
-        else 0
+    returns = ins.opcode.startswith("atom")
+    if cls in ("ld.global", "ld.local") or (cls == "atom.global" and returns):
+        return GLOBAL
+    if cls == "ld.shared" or (cls == "atom.shared" and returns):
+        return SHARED
+    if cls.startswith(("st.", "atom.")):
+        return STORE
+    return FLUSH if cls == "barrier" else ALU
 
 
-def block_profile(instructions, fused_muls: set) -> tuple[np.ndarray, list]:
+def block_profile(instructions, fused_muls: set, back_edge: bool = False):
     """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA)
-    and the scoreboard events ``(names read, names written, tag)`` of its instructions."""
+    and the scoreboard events ``(names read, names written, kind)`` of its instructions; a
+    block that ends in a backward branch (a loop) ends with a flush event."""
     counts = np.zeros(len(CLASSES), np.int64)
     events = []
     for ins in instructions:
         if id(ins) not in fused_muls:
             counts[INDEX[instruction_class(ins.opcode, ins.operands)]] += 1
         reads, writes = _reads_writes(ins)
-        events.append((reads, writes, _load_tag(ins)))
-    return counts, events
+        events.append((reads, writes, _kind(ins)))
+    events = hoisted(events)
+    return counts, events + [_FLUSH_EVENT] if back_edge else events
+
+
+def hoisted(events: list) -> list:
+    """Loads moved up in their basic block as far as their registers allow, as ptxas
+    schedules independent loads early so that their latencies overlap.
+
+    >>> [e[2] for e in hoisted([(["a"], ["b"], 0), (["x"], ["y"], 2), (["y"], [], 0)])]
+    [2, 0, 0]
+    """
+    out: list = []
+    for reads, writes, kind in events:
+        pos = len(out)
+        if kind in (SHARED, GLOBAL):  # never above a store or a barrier (memory order)
+            need, mine = set(reads), set(writes)
+            while pos and out[pos - 1][2] not in (STORE, FLUSH) and not (
+                    need & set(out[pos - 1][1]) or mine & set(out[pos - 1][0])
+                    or mine & set(out[pos - 1][1])):
+                pos -= 1
+        out.insert(pos, (reads, writes, kind))
+    return out
 
 
 def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:
     """Index the registers loads write; keep only the events that touch them.
 
-    Returns ``(number of tracked registers, per block [(read idx, write idx, tag, the same
+    Returns ``(number of tracked registers, per block [(read idx, write idx, kind, the same
     indices as tuples)])``.
     """
     tracked: dict[str, int] = {}
     for events in blocks_events:
-        for _, writes, tag in events:
-            if tag:
+        for _, writes, kind in events:
+            if kind in (SHARED, GLOBAL):
                 for r in writes:
                     tracked.setdefault(r, len(tracked))
     out = []
     for events in blocks_events:
         kept = []
-        for reads, writes, tag in events:
+        for reads, writes, kind in events:
             r = np.array(sorted({tracked[x] for x in reads if x in tracked}), np.int64)
             w = np.array(sorted({tracked[x] for x in writes if x in tracked}), np.int64) \
-                if tag else np.zeros(0, np.int64)
-            if r.size or w.size:
-                kept.append((r, w, tag, tuple(r.tolist()), tuple(w.tolist())))
+                if kind in (SHARED, GLOBAL) else np.zeros(0, np.int64)
+            if r.size or w.size or kind == FLUSH:
+                kept.append((r, w, kind, tuple(r.tolist()), tuple(w.tolist())))
         out.append(kept)
     return len(tracked), out
 
@@ -174,11 +209,33 @@ class InstructionCounter:
 
     def __init__(self):
         self.counts = np.zeros(len(CLASSES), np.int64)
-        self.periods = 0
-        self.shared_periods = 0
+        self._periods = 0
+        self._shared_periods = 0
         self.warps = 0
         self._batch = None
         self._pending: dict = {}
+
+    @property
+    def periods(self) -> int:
+        """Memory periods (waits for global or local loads), summed over warps."""
+        self._finish()
+        return self._periods
+
+    @property
+    def shared_periods(self) -> int:
+        """Waits for shared-memory loads, summed over warps."""
+        self._finish()
+        return self._shared_periods
+
+    def _finish(self) -> None:
+        """The waits that stores put off until their warps ended."""
+        for state in self._pending.values():
+            if isinstance(state, _Row):
+                self._count(state.run([_FLUSH_EVENT + ((), ())]), self._all.size)
+            else:
+                self._count(state.run([(None, None, FLUSH, (), ())],
+                                      np.arange(state.deferred.size)), 1)
+        self._pending = {}
 
     @property
     def classes(self) -> dict[str, int]:
@@ -192,8 +249,8 @@ class InstructionCounter:
     def block(self, b, blk, L, dec) -> None:
         """One basic block ``blk`` of function ``dec`` executed by lanes ``L`` of batch ``b``."""
         if b is not self._batch:
+            self._finish()
             self._batch = b
-            self._pending = {}
             self._all = np.flatnonzero(b.valid.reshape(-1, 32).any(axis=1))
             self.warps += int(self._all.size)
         if isinstance(L, slice) or L.size == b.size:
@@ -206,37 +263,86 @@ class InstructionCounter:
         if not events:
             return
         state = self._pending.get(id(dec))
-        if isinstance(state, list):  # every warp so far ran together: one row stands for all
+        if state is None:
+            state = self._pending[id(dec)] = _Row(dec.tracked)
+        if isinstance(state, _Row):  # every warp so far ran together: one row stands for all
             if warps is self._all:
-                return self._uniform(state, events, warps.size)
-            state = np.tile(np.array(state, np.int8), (b.size // 32, 1))
-        elif state is None:
-            state = [0] * dec.tracked
-            self._pending[id(dec)] = state
-            if warps is self._all:
-                return self._uniform(state, events, warps.size)
-            state = np.zeros((b.size // 32, dec.tracked), np.int8)
-        self._pending[id(dec)] = state
-        for reads, writes, tag, _, _ in events:
-            if reads.size:
-                now = state[np.ix_(warps, reads)].max(axis=1)
-                if now.any():
-                    self.periods += int(np.count_nonzero(now == 2))
-                    self.shared_periods += int(np.count_nonzero(now == 1))
-                    state[warps[now > 0]] = 0
-            if writes.size:
-                state[np.ix_(warps, writes)] = tag
+                return self._count(state.run(events), warps.size)
+            state = self._pending[id(dec)] = _Rows(state, b.size // 32)
+        for kind, n in state.run(events, warps):
+            self._count(((kind, n),), 1)
 
-    def _uniform(self, row: list, events, nwarps: int) -> None:
-        """The scoreboard of warps that all ran the same instructions: one row, in Python."""
-        for _, _, tag, reads, writes in events:
-            if reads:
-                now = max(row[r] for r in reads)
-                if now:
-                    if now == 2:
-                        self.periods += nwarps
-                    else:
-                        self.shared_periods += nwarps
+    def _count(self, waits, nwarps: int) -> None:
+        for kind, n in waits:
+            if kind == GLOBAL:
+                self._periods += n * nwarps
+            else:
+                self._shared_periods += n * nwarps
+
+
+class _Row:
+    """The scoreboard of warps that all ran the same instructions: one row, in Python.
+
+    ``pending[r]`` is the kind of load register ``r`` waits for; ``deferred`` the wait that
+    a store of pending data has put off (ptxas moves independent loads above such stores, as
+    when short guarded blocks become predicated code: the wait happens at the next other
+    reader, barrier or loop branch)."""
+
+    def __init__(self, registers: int):
+        self.pending = [0] * registers
+        self.deferred = 0
+
+    def run(self, events) -> list[tuple[int, int]]:
+        waits = []
+        row = self.pending
+        for _, _, kind, reads, writes in events:
+            if kind == FLUSH:
+                if self.deferred:
+                    waits.append((self.deferred, 1))
+                    self.deferred = 0
+                    row[:] = [0] * len(row)
+                continue
+            now = max((row[r] for r in reads), default=0)
+            if now:
+                if kind == STORE:
+                    self.deferred = max(self.deferred, now)
+                else:
+                    waits.append((max(now, self.deferred), 1))
+                    self.deferred = 0
                     row[:] = [0] * len(row)
             for w in writes:
-                row[w] = tag
+                row[w] = kind
+        return waits
+
+
+class _Rows:
+    """The same scoreboard, one row per warp of the batch (once warps have diverged)."""
+
+    def __init__(self, row: _Row, nwarps: int):
+        self.pending = np.tile(np.array(row.pending, np.int8), (nwarps, 1))
+        self.deferred = np.full(nwarps, row.deferred, np.int8)
+
+    def _wait(self, warps, kinds, waits) -> None:
+        hit = kinds > 0
+        if hit.any():
+            for kind in (SHARED, GLOBAL):
+                waits.append((kind, int(np.count_nonzero(kinds[hit] == kind))))
+            self.pending[warps[hit]] = 0
+            self.deferred[warps[hit]] = 0
+
+    def run(self, events, warps) -> list[tuple[int, int]]:
+        waits: list = []
+        for reads, writes, kind, _, _ in events:
+            if kind == FLUSH:
+                self._wait(warps, self.deferred[warps], waits)
+                continue
+            if reads.size:
+                now = self.pending[np.ix_(warps, reads)].max(axis=1)
+                if kind == STORE:
+                    self.deferred[warps] = np.maximum(self.deferred[warps], now)
+                else:
+                    self._wait(warps, np.where(now > 0, np.maximum(now, self.deferred[warps]),
+                                               0), waits)
+            if writes.size:
+                self.pending[np.ix_(warps, writes)] = kind
+        return waits

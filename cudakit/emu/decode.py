@@ -110,20 +110,21 @@ def decode_function(fn: Function, program) -> Decoded:
         dec.blocks.append(Block(s, ops, term, first.line, count=end - s, pure=pure))
         if not ops and term[0] == "ret":
             dec.pure_exit.add(bi)
-    muls = {id(mul) for mul, _ in fused.values()}
-    events = []
-    for bi, b in enumerate(dec.blocks):
-        end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
-        b.classes, ev = block_profile(fn.body[b.start:end], muls)
-        events.append(ev)
-    dec.tracked, programs = scoreboard_program(events)
-    for b, program in zip(dec.blocks, programs, strict=True):
-        b.scoreboard = program
     for b in dec.blocks:  # labels -> block numbers
         if b.term[0] == "bra":
             b.term = ("bra", dec.pc_of_block[fn.labels[b.term[1]]], b.term[2])
         elif b.term[0] == "brx":
             b.term = ("brx", b.term[1], [dec.pc_of_block[fn.labels[t]] for t in b.term[2]])
+    muls = {id(mul) for mul, _ in fused.values()}
+    events = []
+    for bi, b in enumerate(dec.blocks):
+        end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
+        back = b.term[0] == "bra" and b.term[1] <= bi
+        b.classes, ev = block_profile(fn.body[b.start:end], muls, back)
+        events.append(ev)
+    dec.tracked, programs = scoreboard_program(events)
+    for b, program in zip(dec.blocks, programs, strict=True):
+        b.scoreboard = program
     return dec
 
 

@@ -67,6 +67,18 @@ __global__ void atomic_sum(const float *a, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(out, a[i]);
 }
+__global__ void guarded_tile(const float *a, float *out, int n) {
+    __shared__ float t[4][128];
+    int i = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float v = 0.0f;
+        if (i + k * 128 < n) v = a[i + k * 128];
+        t[k][i] = v;
+    }
+    __syncthreads();
+    out[i] = t[0][i] + t[1][(i + 1) % 128] + t[2][i] + t[3][i];
+}
 __global__ void increment(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) a[i] += 1.0f;

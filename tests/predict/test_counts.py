@@ -70,6 +70,22 @@ def test_dependent_loads_are_one_period_each(module):
     assert c.warps == 2 and c.periods == 4 * 2
 
 
+def test_a_guarded_copy_waits_once_per_warp(module):
+    a = emu.to_device(np.ones(1000, np.float32))
+    b = emu.mem_alloc(1000 * 4)
+    c = run(module, "copy", a, b, np.int32(1000), grid=(4,), block=(256,))
+    assert c.warps == 32 and c.periods == 32
+
+
+def test_guarded_loads_into_shared_memory_overlap(module):
+    # if (i + k * 128 < n) v = a[...]; t[k][i] = v;  four times: ptxas predicates the guarded
+    # loads and issues all four before the stores, so a warp waits once, then for t[...]
+    a = emu.to_device(np.ones(512, np.float32))
+    b = emu.mem_alloc(128 * 4)
+    c = run(module, "guarded_tile", a, b, np.int32(500), grid=(1,), block=(128,))
+    assert c.warps == 4 and c.periods == 4 and c.shared_periods == 4
+
+
 def test_classes_of_opcodes():
     assert instruction_class("fma.rn.f64") == "fp64"
     assert instruction_class("mul.wide.s32") == "imad"
