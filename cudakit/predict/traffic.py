@@ -26,8 +26,8 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
 5. A device without L2 (the C1060) sends every request's sectors to DRAM.
 
 >>> import numpy as np
->>> pair_keys(np.array([0, 1]), np.array([5, 5]))
-array([       5, 68719476741])
+>>> pair_keys(np.array([0, 1]), np.array([5, 5])).tolist()
+[5, 68719476741]
 """
 
 from __future__ import annotations
