@@ -42,6 +42,7 @@ from ..emu.trace import AccessBatch
 
 SECTOR = counting.SECTOR
 _SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap)
+ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread subset)
 
 
 def pair_keys(owner: np.ndarray, sector: np.ndarray) -> np.ndarray:
@@ -95,21 +96,48 @@ def _max_multiplicity(batch) -> np.ndarray:
     return np.maximum(best, batch.mask.any(axis=1).astype(np.int64))
 
 
-def grouped(accesses) -> list[AccessBatch]:
-    """The trace's batches joined per (space, op, size): the counting rules work per warp,
-    so one call over all warps of a kind gives the same totals, much faster."""
+def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
+    """The trace's batches joined per (space, op, size), each with the factor it stands for.
+
+    The counting rules work per warp, so one call over all warps of a kind gives the same
+    totals, much faster. Shared-memory kinds with more than ``limit`` warps keep a random
+    subset of their batches (a long tiled loop repeats the same accesses), scaled up; global
+    accesses are all kept, as the cache model needs every sector.
+    """
     kinds: dict[tuple, list] = {}
     for a in accesses:
         kinds.setdefault((a.space, a.op, a.size), []).append(a)
     out = []
+    rng = np.random.default_rng(0)
     for (space, op, size), batches in kinds.items():
+        total = sum(b.warps for b in batches)
+        factor = 1.0
+        if space != "global" and total > limit:
+            keep = rng.random(len(batches)) < limit / total
+            keep[0] = True
+            batches = [b for b, k in zip(batches, keep, strict=True) if k]
+            factor = total / sum(b.warps for b in batches)
         first = batches[0]
-        out.append(AccessBatch(first.kernel, 0, 0, -1, space, op, size,
-                               np.concatenate([b.block for b in batches]),
-                               np.concatenate([b.warp for b in batches]),
-                               np.concatenate([b.mask for b in batches]),
-                               np.concatenate([b.address for b in batches])))
+        out.append((AccessBatch(first.kernel, 0, 0, -1, space, op, size,
+                                np.concatenate([b.block for b in batches]),
+                                np.concatenate([b.warp for b in batches]),
+                                np.concatenate([b.mask for b in batches]),
+                                np.concatenate([b.address for b in batches])), factor))
     return out
+
+
+def thinned(batch, limit: int = ROWS) -> tuple[AccessBatch, float]:
+    """Every k-th warp of a batch of more than ``limit`` warps, and k: per-warp counts of
+    regular kernels repeat, so a spread subset gives the totals (shared-memory wavefronts of
+    a long tiled loop would otherwise cost seconds to sort)."""
+    if batch.warps <= limit:
+        return batch, 1.0
+    step = -(-batch.warps // limit)
+    rows = slice(None, None, step)
+    sub = AccessBatch(batch.kernel, batch.line, batch.column, batch.site, batch.space,
+                      batch.op, batch.size, batch.block[rows], batch.warp[rows],
+                      batch.mask[rows], batch.address[rows])
+    return sub, batch.warps / sub.warps
 
 
 class _Pairs:
@@ -154,21 +182,23 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
     atomic_addresses = []
-    for a in grouped(sample.trace.accesses):
+    for a, factor in grouped(sample.trace.accesses):
+        sub, k = thinned(a)
+        k *= factor
         if a.space == "shared":
             if a.op == "atom":
-                t.shared_atomic_slots += float(_max_multiplicity(a).sum())
+                t.shared_atomic_slots += k * float(_max_multiplicity(sub).sum())
             else:
-                t.shared_wavefronts += float(counting.wavefronts(a).sum())
+                t.shared_wavefronts += k * float(counting.wavefronts(sub).sum())
             continue
         if a.space == "local":
-            t.local_lines += float(counting.cache_lines(a).sum())
+            t.local_lines += k * float(counting.cache_lines(sub).sum())
             continue
         if a.space != "global":
             continue
-        requests = float(counting.requests(a).sum())
-        sectors = float(counting.sectors(a).sum())
-        t.global_lines += float(counting.cache_lines(a).sum())
+        requests = k * float(counting.requests(sub).sum())
+        sectors = k * float(counting.sectors(sub).sum())
+        t.global_lines += k * float(counting.cache_lines(sub).sum())
         bid = a.block[:, 0] + gx * (a.block[:, 1] + gy * a.block[:, 2])
         rows, secs = _lane_sectors(a)
         if a.op == "ld":
