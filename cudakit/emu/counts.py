@@ -214,6 +214,7 @@ class InstructionCounter:
         self.warps = 0
         self._batch = None
         self._pending: dict = {}
+        self.visits: dict[int, int] = {}  # id of a basic block -> times it ran
 
     @property
     def periods(self) -> int:
@@ -259,6 +260,7 @@ class InstructionCounter:
             w = L >> 5
             warps = w[np.r_[True, w[1:] != w[:-1]]]  # L is sorted
         self.counts += blk.classes * warps.size
+        self.visits[id(blk)] = self.visits.get(id(blk), 0) + 1
         events = blk.scoreboard
         if not events:
             return

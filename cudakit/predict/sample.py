@@ -9,6 +9,9 @@ blocks, keep the sharing between neighbouring blocks (halos, tiles of one row) t
 cache model needs. Sampling stops at a thread budget or a time budget, whichever comes
 first; a grid within the thread budget runs in full.
 
+A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
+there and extrapolated from the fraction of its loops it completed (:mod:`.progress`).
+
 Hand-written: sampling a GPU launch by blocks is specific to this emulator.
 
 >>> plan_runs(100, 10, runs=4)
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
+from ..errors import KernelTimeout
+from .progress import fraction_done
 
 THREADS = 32768  # threads emulated at most
 SECONDS = 2.5  # emulation time after which no further run starts
@@ -55,6 +60,7 @@ class Sample:
     runs: list[tuple[int, int]]
     total_blocks: int
     seconds: float
+    done: float = 1.0  # the part of its work the sample did (less: a block stopped early)
 
     @property
     def sampled_blocks(self) -> int:
@@ -62,8 +68,9 @@ class Sample:
 
     @property
     def scale(self) -> float:
-        """Total over sampled blocks: the factor from the sample's counts to the launch's."""
-        return self.total_blocks / self.sampled_blocks
+        """The factor from the sample's counts to the launch's: total over sampled blocks,
+        over the part of their work done."""
+        return self.total_blocks / self.sampled_blocks / self.done
 
 
 def _merged(runs) -> list[tuple[int, int]]:
@@ -91,15 +98,23 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     budget = max(1, threads // pad)
     trace, counter = Trace(), InstructionCounter()
 
-    def emulate(runs):
+    def emulate(runs, timeout=PROBE_TIMEOUT):
         function(*args, grid=grid, block=block, shared=shared, trace=trace, counter=counter,
-                 racecheck=False, blocks=runs, timeout=PROBE_TIMEOUT)
+                 racecheck=False, blocks=runs, timeout=timeout)
 
     start = time.perf_counter()
     if nblocks <= budget and nblocks * pad <= CHEAP:
         emulate([(0, nblocks)])
         return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
-    emulate([(0, 1)])
+    try:
+        emulate([(0, 1)], timeout=seconds)
+    except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
+        frame = getattr(stop, "frame", None)
+        done = fraction_done(frame, counter) if frame is not None else None
+        if done is not None and 0 < done < 1:
+            return Sample(trace, counter, [(0, 1)], nblocks, time.perf_counter() - start, done)
+        trace, counter = Trace(), InstructionCounter()
+        emulate([(0, 1)])
     probe = time.perf_counter() - start
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
     more = max(0, min(affordable, budget - 1, nblocks - 1))

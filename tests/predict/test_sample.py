@@ -67,3 +67,14 @@ def test_sampled_counts_match_the_full_launch(module):
     # the full launch reads the whole input once and writes all but the border once
     assert tf.dram_read_bytes == pytest.approx(nx * ny * 4, rel=0.01)
     assert tf.dram_write_bytes == pytest.approx((nx - 2) * (ny - 2) * 4, rel=0.03)
+
+
+def test_a_block_too_long_to_emulate_is_extrapolated_from_its_loop(module):
+    k, blocks = 1 << 20, 64  # about a minute of emulation per block: stopped after 0.3 s
+    a = emu.to_device(np.ones(blocks * 256, np.float32))
+    b = emu.mem_alloc(blocks * 256 * 4)
+    sample = run_sample(module.get_function("fma_loop"), [a, b, np.int32(k)], (blocks, 1, 1),
+                        (256, 1, 1), 0, seconds=0.3)
+    assert sample.sampled_blocks == 1 and 0 < sample.done < 0.2
+    fp32 = sample.counter.classes["fp32"] * sample.scale
+    assert fp32 == pytest.approx(k * blocks * 8, rel=0.02)
