@@ -126,7 +126,11 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
         runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // per_run))
         runs = [(max(f, 1), c - (1 if f == 0 else 0)) for f, c in runs if (f, c) != (0, 1)]
         runs = [(f, c) for f, c in runs if c > 0]
-    if runs:
-        emulate(runs)
-    done = _merged([(0, 1), *runs])
+    ran = []
+    for k in range(0, len(runs), 2):  # two runs per launch, while time is left
+        if ran and time.perf_counter() - start > seconds:
+            break
+        emulate(runs[k:k + 2])
+        ran += runs[k:k + 2]
+    done = _merged([(0, 1), *ran])
     return Sample(trace, counter, done, nblocks, time.perf_counter() - start)
