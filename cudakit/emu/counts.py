@@ -13,7 +13,9 @@ scoreboard; the rules are short and follow the CUDA Programming Guide's throughp
 ``atom.shared``, ``barrier``, ``misc``, and ``free`` for what costs no SASS instruction
 (``ld.param`` and ``mov`` of a register become operands; ``cvta`` is an identity on sm_90).
 A warp instruction is counted once per warp with at least one active lane, predicated-off
-lanes included, as the hardware issues it.
+lanes included, as the hardware issues it. Integer division and remainder, and IEEE float
+division, square root and reciprocal, count the SASS instructions ptxas expands them into
+(:func:`sass_slots`).
 
 *Memory periods* (Hong & Kim's waits, on a warp's in-order issue). A load from global or
 local memory marks its destination registers pending; the first later instruction that reads
@@ -96,6 +98,44 @@ def instruction_class(opcode: str, operands=()) -> str:
     return "int"
 
 
+# SASS instructions of the PTX operations that sm_90 has no single instruction for: the
+# .text size (16 bytes per instruction, NOPs left out) of a kernel doing the operation once,
+# minus the same kernel with an add (nvcc 13.0 -O3 -arch=sm_90, on this machine); for float
+# division and square root only the fast path (the slow path runs for denormals and such).
+_EXPANDED = {
+    ("rem", "u32"): {"int": 13, "imad": 2, "sfu": 1},  # 27 - 11 = 16
+    ("div", "u32"): {"int": 13, "imad": 2, "sfu": 1},
+    ("rem", "s32"): {"int": 19, "imad": 2, "sfu": 1},  # 33 - 11 = 22
+    ("div", "s32"): {"int": 19, "imad": 2, "sfu": 1},
+    ("rem", "u64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},  # 105 - 11 = 94
+    ("div", "u64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},
+    ("rem", "s64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},
+    ("div", "s64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},
+    ("div", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},  # MUFU.RCP, FFMAs, FCHK, branch
+    ("sqrt", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},
+    ("rcp", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},
+}
+
+
+def sass_slots(opcode: str, operands=()) -> dict[str, int]:
+    """Warp instructions one PTX instruction costs, per class (most cost one).
+
+    >>> sass_slots("rem.u32"), sass_slots("div.approx.f32")
+    ({'int': 13, 'imad': 2, 'sfu': 1}, {'sfu': 1})
+    """
+    parts = opcode.split(".")
+    types = [m for m in parts[1:] if m in _TYPES]
+    exact = not ({"approx", "full"} & set(parts[1:]))
+    key = (parts[0], types[-1] if types else "")
+    if key[1] in ("u16", "u8"):
+        key = (key[0], "u32")
+    elif key[1] in ("s16", "s8"):
+        key = (key[0], "s32")
+    if key in _EXPANDED and (exact or key[1] not in ("f32",)):
+        return dict(_EXPANDED[key])
+    return {instruction_class(opcode, operands): 1}
+
+
 def _registers(operand) -> list[str]:
     names = operand if isinstance(operand, list) else [operand]
     return [r for n in names if isinstance(n, str) for r in _REG.findall(n)]
@@ -144,7 +184,8 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False):
     events = []
     for ins in instructions:
         if id(ins) not in fused_muls:
-            counts[INDEX[instruction_class(ins.opcode, ins.operands)]] += 1
+            for cls, n in sass_slots(ins.opcode, ins.operands).items():
+                counts[INDEX[cls]] += n
         reads, writes = _reads_writes(ins)
         events.append((reads, writes, _kind(ins)))
     events = hoisted(events)

@@ -79,6 +79,10 @@ __global__ void guarded_tile(const float *a, float *out, int n) {
     __syncthreads();
     out[i] = t[0][i] + t[1][(i + 1) % 128] + t[2][i] + t[3][i];
 }
+__global__ void modulo(unsigned *a, unsigned b) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    a[i] = a[i] % b;
+}
 __global__ void increment(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) a[i] += 1.0f;

@@ -86,6 +86,15 @@ def test_guarded_loads_into_shared_memory_overlap(module):
     assert c.warps == 4 and c.periods == 4 and c.shared_periods == 4
 
 
+def test_an_integer_remainder_costs_what_ptxas_expands_it_into(module):
+    # sm_90 has no integer divide: a 32-bit unsigned % is 16 SASS instructions, one MUFU.RCP
+    # among them (the .text of such a kernel is 16 instructions longer than with an add)
+    a = emu.to_device(np.arange(256, dtype=np.uint32))
+    c = run(module, "modulo", a, np.uint32(7), grid=(2,), block=(128,))
+    assert c.classes["sfu"] == 8
+    assert c.classes["int"] + c.classes["imad"] >= 15 * 8
+
+
 def test_classes_of_opcodes():
     assert instruction_class("fma.rn.f64") == "fp64"
     assert instruction_class("mul.wide.s32") == "imad"
