@@ -256,6 +256,8 @@ class InstructionCounter:
         self._batch = None
         self._pending: dict = {}
         self.visits: dict[int, int] = {}  # id of a basic block -> times it ran
+        self.blocks = 0
+        self._slowest = np.zeros(2)  # summed over blocks: shared, global waits
 
     @property
     def periods(self) -> int:
@@ -269,14 +271,28 @@ class InstructionCounter:
         self._finish()
         return self._shared_periods
 
+    @property
+    def slowest(self) -> tuple[float, float]:
+        """Per block, the waits of its slowest warp (global, shared), averaged over blocks:
+        a block's barriers make it wait for that warp."""
+        self._finish()
+        n = max(self.blocks, 1)
+        return self._slowest[1] / n, self._slowest[0] / n
+
     def _finish(self) -> None:
-        """The waits that stores put off until their warps ended."""
+        """The waits that stores put off until their warps ended; the slowest warps."""
+        if self._batch is None or not self._pending:
+            return
+        b = self._batch
+        per_warp = np.zeros((2, b.size // 32))
         for state in self._pending.values():
             if isinstance(state, _Row):
                 self._count(state.run([_FLUSH_EVENT + ((), ())]), self._all.size)
             else:
                 self._count(state.run([(None, None, FLUSH, (), ())],
                                       np.arange(state.deferred.size)), 1)
+            per_warp += state.per_warp(b.size // 32)
+        self._slowest += per_warp.reshape(2, b.nb, -1).max(axis=2).sum(axis=1)
         self._pending = {}
 
     @property
@@ -293,6 +309,7 @@ class InstructionCounter:
         if b is not self._batch:
             self._finish()
             self._batch = b
+            self.blocks += b.nb
             self._all = np.flatnonzero(b.valid.reshape(-1, 32).any(axis=1))
             self.warps += int(self._all.size)
         if isinstance(L, slice) or L.size == b.size:
@@ -334,8 +351,19 @@ class _Row:
     def __init__(self, registers: int):
         self.pending = [0] * registers
         self.deferred = 0
+        self.waits = [0, 0, 0]  # of each warp, by kind (index SHARED, GLOBAL)
+
+    def per_warp(self, nwarps: int) -> np.ndarray:
+        """Waits of each warp: (2, nwarps), shared then global."""
+        return np.array([[self.waits[SHARED]] * nwarps, [self.waits[GLOBAL]] * nwarps])
 
     def run(self, events) -> list[tuple[int, int]]:
+        waits = self._run(events)
+        for kind, n in waits:
+            self.waits[kind] += n
+        return waits
+
+    def _run(self, events) -> list[tuple[int, int]]:
         waits = []
         row = self.pending
         for _, _, kind, reads, writes in events:
@@ -364,12 +392,18 @@ class _Rows:
     def __init__(self, row: _Row, nwarps: int):
         self.pending = np.tile(np.array(row.pending, np.int8), (nwarps, 1))
         self.deferred = np.full(nwarps, row.deferred, np.int8)
+        self.waits = row.per_warp(nwarps)
+
+    def per_warp(self, nwarps: int) -> np.ndarray:
+        return self.waits
 
     def _wait(self, warps, kinds, waits) -> None:
         hit = kinds > 0
         if hit.any():
-            for kind in (SHARED, GLOBAL):
-                waits.append((kind, int(np.count_nonzero(kinds[hit] == kind))))
+            for row, kind in enumerate((SHARED, GLOBAL)):
+                which = warps[kinds == kind]
+                waits.append((kind, int(which.size)))
+                self.waits[row, which] += 1
             self.pending[warps[hit]] = 0
             self.deferred[warps[hit]] = 0
 

@@ -94,8 +94,11 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     c = sample.counter
     s = sample.scale
     classes = {k: v * s for k, v in c.classes.items()}
+    slowest, slowest_shared = c.slowest
     launch = Launch(classes=classes, issued=c.ops * s, warps=c.warps * s,
                     periods=c.periods * s, shared_periods=c.shared_periods * s,
+                    chain_periods=slowest / sample.done,
+                    chain_shared_periods=slowest_shared / sample.done,
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
                     blocks_per_sm=resident, traffic=t)
     e = estimate(launch, dev)
@@ -104,6 +107,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         "warps": launch.warps,
         "memory_periods_per_warp": c.periods / max(c.warps, 1),
         "shared_periods_per_warp": c.shared_periods / max(c.warps, 1),
+        "slowest_warp_periods": slowest / sample.done,
+        "slowest_warp_shared_periods": slowest_shared / sample.done,
         "barriers_per_warp": c.classes["barrier"] / max(c.warps, 1),
         **{k: v for k, v in vars(t).items()},
         "blocks_sampled": sample.sampled_blocks, "blocks_total": sample.total_blocks,

@@ -14,7 +14,8 @@ literature's, with no constant fitted to the labs' measurements:
   "FP32-bound": on the H100 the FP32 pipe and issue have the same rate).
 * **Latency bound** (Hong & Kim, ISCA 2009; Little's law): a warp waits once per memory
   period (the emulator's scoreboard counts them) for the average latency of where its loads
-  hit (L1, L2, DRAM), once per shared-memory period, and at each ``__syncthreads()``; the
+  hit (L1, L2, DRAM), once per shared-memory period, and at each ``__syncthreads()``; a
+  block's barriers make it wait for its slowest warp, so its periods count; the
   warps resident together overlap their waits, so each round of resident blocks takes at
   least one warp's chain of waits plus its own issue. This is Hong & Kim's case with too few
   warps to hide the latency; with enough warps a throughput bound is larger.
@@ -71,6 +72,8 @@ class Launch:
     warps: float
     periods: float  # memory periods, summed over warps
     shared_periods: float
+    chain_periods: float  # per block, the memory periods of its slowest warp
+    chain_shared_periods: float
     blocks: int
     warps_per_block: int
     blocks_per_sm: int  # resident blocks per SM (occupancy)
@@ -96,8 +99,8 @@ def _latency(x: Launch, d) -> tuple[float, float, float]:
         (1 - to_dram) * d.l2_latency_cycles + to_dram * d.dram_latency_cycles)
     w = max(x.warps, 1.0)
     barriers = x.classes.get("barrier", 0) / w * d.barrier_cycles
-    chain = (x.periods / w * load + x.shared_periods / w * d.shared_latency_cycles + barriers
-             + x.issued / w)
+    chain = (x.chain_periods * load + x.chain_shared_periods * d.shared_latency_cycles
+             + barriers + x.issued / w)
     return chain, barriers, load
 
 
@@ -213,7 +216,7 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
                     f"warp with {per_scheduler:g} warps per scheduler, {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
-                f"{load:.0f}-cycle loads ({x.periods / w:.1f} waits per warp), {share}")
+                f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
     if bound in ("atomics", "shared atomics"):
         return (f"atomics-bound: {t.global_atomics:.3g} atomics, {t.hot_address_atomics:.3g} "
                 f"on the busiest address, {share}")

@@ -83,6 +83,12 @@ __global__ void modulo(unsigned *a, unsigned b) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     a[i] = a[i] % b;
 }
+__global__ void uneven(const int *next, int *out) {
+    int p = threadIdx.x;
+    int steps = threadIdx.x < 32 ? 3 : 1;  // warp 0 waits three times, the others once
+    for (int k = 0; k < steps; k++) p = next[p];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = p;
+}
 __global__ void increment(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) a[i] += 1.0f;

@@ -70,6 +70,14 @@ def test_dependent_loads_are_one_period_each(module):
     assert c.warps == 2 and c.periods == 4 * 2
 
 
+def test_a_block_waits_for_its_slowest_warp(module):
+    nxt = emu.to_device(np.roll(np.arange(128, dtype=np.int32), -1))
+    out = emu.mem_alloc(2 * 128 * 4)
+    c = run(module, "uneven", nxt, out, grid=(2,), block=(128,))
+    assert c.periods == 2 * (3 + 1 + 1 + 1)
+    assert c.slowest == (3.0, 0.0) and c.blocks == 2
+
+
 def test_a_guarded_copy_waits_once_per_warp(module):
     a = emu.to_device(np.ones(1000, np.float32))
     b = emu.mem_alloc(1000 * 4)
