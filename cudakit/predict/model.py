@@ -90,18 +90,54 @@ class Estimate:
 
 
 def _latency(x: Launch, d) -> tuple[float, float, float]:
-    """Cycles of one warp's chain of waits, its barrier part, and the load latency used."""
+    """A block's waits per warp in cycles (its slowest warp's loads, shared loads and
+    barriers), their barrier part, and the load latency used (by where loads hit)."""
     t = x.traffic
     loaded = t.global_load_sectors * 32
     to_l2 = min(1.0, t.l2_read_bytes / loaded) if loaded else 1.0
     to_dram = min(1.0, t.dram_read_bytes / t.l2_read_bytes) if t.l2_read_bytes else 1.0
     load = (1 - to_l2) * d.l1_latency_cycles + to_l2 * (
         (1 - to_dram) * d.l2_latency_cycles + to_dram * d.dram_latency_cycles)
+    barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
+    waits = x.chain_periods * load + x.chain_shared_periods * d.shared_latency_cycles + barriers
+    return waits, barriers, load
+
+
+def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
+    """Cycles of one round of ``warps`` resident warps on an SM, and what limits it.
+
+    Hong & Kim (ISCA 2009): each warp alternates computing (``comp`` cycles of the SM's issue)
+    and waiting (``mem`` cycles over its memory periods). MWP, the warps whose memory waits
+    overlap, is limited by the latency over the departure delay (L1 lines a warp sends per
+    period, one per clock), by DRAM bandwidth (Little's law: bytes in flight = bandwidth x
+    latency) and by the warps there are; CWP = (mem + comp) / comp warps compute during one
+    wait. Three cases: too few warps (latency), memory-bound (CWP >= MWP), compute-bound.
+    """
+    t = x.traffic
     w = max(x.warps, 1.0)
-    barriers = x.classes.get("barrier", 0) / w * d.barrier_cycles
-    chain = (x.chain_periods * load + x.chain_shared_periods * d.shared_latency_cycles
-             + barriers + x.issued / w)
-    return chain, barriers, load
+    comp = x.issued / w / d.issue_per_clk_per_sm
+    mem, barriers, load = _latency(x, d)
+    periods = x.chain_periods + x.chain_shared_periods + x.classes.get("barrier", 0) / w
+    if mem <= 0 or periods <= 0:
+        return warps * comp, "issue"
+    departure = max(1.0, (t.global_lines + t.local_lines) / w / max(x.chain_periods, 1.0))
+    mwp_latency = load / departure
+    moved = t.dram_read_bytes + t.dram_write_bytes
+    seconds = time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
+                           copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs)
+    per_period = moved / w / max(x.chain_periods, 1.0)
+    bytes_per_clock = moved / seconds / d.sm_count / d.clock_hz if seconds else 0.0
+    mwp_bandwidth = load * bytes_per_clock / per_period if per_period else math.inf
+    mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps))
+    cwp = min((mem + comp) / comp, warps) if comp else warps
+    slice_ = comp / periods  # compute between two waits
+    if mwp >= warps and cwp >= warps:
+        return mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 else "latency"
+    if cwp >= mwp:
+        limit = ("memory" if mwp == mwp_bandwidth else
+                 "L1/LSU" if mwp == mwp_latency else "latency")
+        return mem * warps / mwp + slice_ * (mwp - 1), limit
+    return mem / periods + comp * warps, "issue"
 
 
 def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
@@ -126,16 +162,16 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
     for pipe, (classes, rate) in PIPES.items():
         terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
             getattr(d, rate) * clock)
-    chain, barriers, _ = _latency(x, d)
-    terms["latency"] = rounds * chain / clock
-    terms["barrier part"] = rounds * barriers / clock
+    resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
+    cycles, limit = hong_kim(x, d, resident)
+    terms["latency"] = rounds * cycles / clock
+    terms["limit"] = limit  # what decides the Hong & Kim term
     return terms
 
 
 def _deciding(terms: dict) -> tuple[str, float]:
     """The largest bound, L1 and shared memory taken together (one data pipe)."""
-    candidates = {k: v for k, v in terms.items() if k not in ("barrier part",
-                                                               "L1/LSU",
+    candidates = {k: v for k, v in terms.items() if k not in ("limit", "L1/LSU",
                                                                "shared-memory wavefronts")}
     pipe = terms["L1/LSU"] + terms["shared-memory wavefronts"]
     name = "shared-memory wavefronts" if terms["shared-memory wavefronts"] >= \
@@ -158,20 +194,21 @@ def estimate(x: Launch, d) -> Estimate:
             key = pipe
     smooth = _terms(x, d, max(x.blocks / sms, 1), max(waves, 1))  # without whole rounds
     _, work_smooth = _deciding(smooth)
-    bound = key
+    bound = terms["limit"] if key == "latency" else key
     if (key in PER_SM or key == "latency") and work > 1.2 * work_smooth:
         bound = "tail"
-    elif key == "latency" and terms["barrier part"] > 0.5 * terms["latency"]:
-        bound = "barrier"
     launch = d.kernel_min_us * 1e-6
     total = work + launch
     if launch >= work:
         bound = "launch"
-    breakdown = {k: v for k, v in terms.items() if k != "barrier part"}
-    breakdown["barrier"] = terms["barrier part"]
+    breakdown = {k: v for k, v in terms.items() if k != "limit"}
     breakdown["launch"] = launch
     if bound == "tail":
         breakdown["tail"] = work - work_smooth
+    if bound == "issue" and key == "latency":
+        pipe = max(PIPES, key=terms.get)
+        if terms[pipe] >= 0.8 * terms["issue"]:
+            key = bound = pipe
     text = explain(bound, key, x, d, terms, total, waves, work)
     return Estimate(total, PUBLIC.get(bound, bound), text, breakdown, waves)
 
@@ -210,7 +247,7 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         return (f"shared-memory-bound: {t.shared_wavefronts:.3g} wavefronts at "
                 f"{d.shared_bytes_per_clk_per_sm / 128:g} per clock per SM, {share}")
     if bound in ("latency", "barrier"):
-        chain, barriers, load = _latency(x, d)
+        _, _, load = _latency(x, d)
         w = max(x.warps, 1)
         if bound == "barrier":
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "

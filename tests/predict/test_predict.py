@@ -26,8 +26,8 @@ def test_a_copy_is_memory_bound_and_moves_its_bytes_once():
     assert p.counts["dram_write_bytes"] == pytest.approx(4 * N, rel=0.001)
     assert p.counts["blocks_total"] == N // 256 > p.counts["blocks_sampled"]
     d = cudakit.predict.load("H100")
-    assert p.ms == pytest.approx(8 * N / (d.dram_copy_gbs * 1e9) * 1e3 + d.kernel_min_us * 1e-3,
-                                 rel=0.01)
+    roofline = 8 * N / (d.dram_copy_gbs * 1e9) * 1e3 + d.kernel_min_us * 1e-3
+    assert roofline <= p.ms < 1.1 * roofline  # plus Hong & Kim's compute between waits
     assert "memory-bound" in p.explanation and "MB from DRAM" in p.explanation
     assert f"{p.ms:.3f} ms" in repr(p) and "<table>" in p._repr_html_()
     assert p.occupancy == 1.0 and p.waves == pytest.approx(N // 256 / (132 * 8))
@@ -114,7 +114,8 @@ def test_other_devices_price_the_same_traffic_with_their_figures():
                             device="C1060")
     d = cudakit.predict.load("C1060")
     assert c1060.bound == "memory"
-    assert c1060.ms == pytest.approx(8 * N / (d.dram_copy_gbs * 1e9) * 1e3, rel=0.02)
+    roofline = 8 * N / (d.dram_copy_gbs * 1e9) * 1e3
+    assert roofline < c1060.ms < 1.1 * roofline
     a100 = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,), args=copy_args(),
                            device="a100")
     assert a100.device == "A100" and a100.ms > 8 * N / 2039e9 * 1e3
