@@ -132,3 +132,15 @@ def test_copies_take_latency_plus_bytes_over_bandwidth():
     assert small.ms == pytest.approx(d.copy_latency_us * 1e-3, rel=0.01)
     assert cudakit.predict_copy(1 << 28, "dtod").ms == pytest.approx(
         d.copy_latency_us * 1e-3 + 2 * (1 << 28) / d.dram_copy_gbs / 1e6)
+
+
+def test_a_cuda_cell_kernel_and_a_compiled_module_are_accepted():
+    src = "__global__ void scale(float *x, float a, int n) {\n" \
+          "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] *= a;\n}\n"
+    args = [np.zeros(1 << 20, np.float32), np.float32(2), np.int32(1 << 20)]
+    kernel = cudakit.load(src, options=["-O3"])["scale"]
+    by_kernel = cudakit.predict(kernel, grid=(4096,), block=(256,), args=args)
+    by_module = cudakit.predict(cudakit.compile(src), "scale", grid=(4096,), block=(256,),
+                                args=args)
+    assert by_kernel.counts["dram_read_bytes"] == by_module.counts["dram_read_bytes"] == 4 << 20
+    assert by_kernel.what.startswith("scale<<<")
