@@ -94,7 +94,7 @@ def _latency(x: Launch, d) -> tuple[float, float, float]:
     barriers), their barrier part, and the load latency used (by where loads hit)."""
     t = x.traffic
     loaded = t.global_load_sectors * 32
-    to_l2 = min(1.0, t.l2_read_bytes / loaded) if loaded else 1.0
+    to_l2 = min(1.0, t.l2_read_bytes / loaded) if loaded else 0.0  # local memory: L1 hits
     to_dram = min(1.0, t.dram_read_bytes / t.l2_read_bytes) if t.l2_read_bytes else 1.0
     load = (1 - to_l2) * d.l1_latency_cycles + to_l2 * (
         (1 - to_dram) * d.l2_latency_cycles + to_dram * d.dram_latency_cycles)
