@@ -232,6 +232,10 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                 f"wave keeps only part of the SMs busy ({share})")
     if bound == "memory":
         moved = t.dram_read_bytes + t.dram_write_bytes
+        if key == "latency" and work > 1.05 * terms["memory"]:  # Hong & Kim's memory case
+            return (f"memory-bound: {moved / 1e6:.0f} MB from DRAM at {_rate(moved, work)} of "
+                    f"{_rate(moved, terms['memory'])}: the work between a warp's loads is not "
+                    f"hidden ({per_scheduler:g} warps per scheduler), {share}")
         return (f"memory-bound: {moved / 1e6:.0f} MB from DRAM at "
                 f"{_rate(moved, terms['memory'])}, {share}")
     if bound == "L2":
