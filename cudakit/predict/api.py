@@ -95,7 +95,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     s = sample.scale
     classes = {k: v * s for k, v in c.classes.items()}
     slowest, slowest_shared = c.slowest
-    launch = Launch(classes=classes, issued=c.ops * s, warps=c.warps * s,
+    warps = c.warps * sample.total_blocks / sample.sampled_blocks  # not scaled by progress
+    launch = Launch(classes=classes, issued=c.ops * s, warps=warps,
                     periods=c.periods * s, shared_periods=c.shared_periods * s,
                     chain_periods=slowest / sample.done,
                     chain_shared_periods=slowest_shared / sample.done,
@@ -105,11 +106,11 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,
         "warps": launch.warps,
-        "memory_periods_per_warp": c.periods / max(c.warps, 1),
-        "shared_periods_per_warp": c.shared_periods / max(c.warps, 1),
+        "memory_periods_per_warp": c.periods / max(c.warps, 1) / sample.done,
+        "shared_periods_per_warp": c.shared_periods / max(c.warps, 1) / sample.done,
         "slowest_warp_periods": slowest / sample.done,
         "slowest_warp_shared_periods": slowest_shared / sample.done,
-        "barriers_per_warp": c.classes["barrier"] / max(c.warps, 1),
+        "barriers_per_warp": c.classes["barrier"] / max(c.warps, 1) / sample.done,
         **{k: v for k, v in vars(t).items()},
         "blocks_sampled": sample.sampled_blocks, "blocks_total": sample.total_blocks,
         "sample_seconds": sample.seconds,

@@ -20,14 +20,18 @@ from ..emu.batch import ALL
 from ..emu.decode import split_opcode
 
 
-def remaining(value, limit, step) -> float:
+def remaining(value, limit, step, lanes=None) -> float:
     """Iterations left for an induction variable at ``value`` stepping by ``step`` to
-    ``limit`` (median over lanes; NaN when it does not move towards the limit)."""
+    ``limit``: the most over ``lanes`` (a block ends with its last lane; NaN when no lane
+    moves towards the limit)."""
     with np.errstate(all="ignore"):
         left = (np.asarray(limit, np.float64) - np.asarray(value, np.float64)) / \
             np.asarray(step, np.float64)
-    left = left[np.isfinite(left)] if np.ndim(left) else np.array([left])
-    return float(np.median(left)) if left.size else float("nan")
+    left = np.atleast_1d(left)
+    if lanes is not None and left.size > 1:
+        left = left[lanes]
+    left = left[np.isfinite(left)]
+    return float(left.max()) if left.size else float("nan")
 
 
 def _loop_left(fr, body) -> float:
@@ -53,7 +57,7 @@ def _loop_left(fr, body) -> float:
     def values(op):
         return np.asarray(read(op, t)(fr, ALL)).astype(np.float64)
 
-    return remaining(values(ind), values(limit), sign * values(other))
+    return remaining(values(ind), values(limit), sign * values(other), fr.b.valid)
 
 
 def fraction_done(fr, counter) -> float | None:

@@ -34,7 +34,7 @@ THREADS = 32768  # threads emulated at most
 SECONDS = 2.5  # emulation time after which no further run starts
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
-PROBE_TIMEOUT = 120.0  # seconds one block may take before the launch counts as endless
+PROBE_TIMEOUT = 30.0  # seconds a block may take when its loops cannot be extrapolated
 
 
 def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
@@ -103,18 +103,19 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
                  racecheck=False, blocks=runs, timeout=timeout)
 
     start = time.perf_counter()
-    if nblocks <= budget and nblocks * pad <= CHEAP:
-        emulate([(0, nblocks)])
-        return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
+    first = nblocks if nblocks <= budget and nblocks * pad <= CHEAP else 1
     try:
-        emulate([(0, 1)], timeout=seconds)
+        emulate([(0, first)], timeout=seconds)
     except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
         frame = getattr(stop, "frame", None)
         done = fraction_done(frame, counter) if frame is not None else None
         if done is not None and 0 < done < 1:
-            return Sample(trace, counter, [(0, 1)], nblocks, time.perf_counter() - start, done)
+            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
+                          done)
         trace, counter = Trace(), InstructionCounter()
-        emulate([(0, 1)])
+        emulate([(0, first)])
+    if first == nblocks:
+        return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
     probe = time.perf_counter() - start
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
     more = max(0, min(affordable, budget - 1, nblocks - 1))

@@ -144,3 +144,13 @@ def test_a_cuda_cell_kernel_and_a_compiled_module_are_accepted():
                                 args=args)
     assert by_kernel.counts["dram_read_bytes"] == by_module.counts["dram_read_bytes"] == 4 << 20
     assert by_kernel.what.startswith("scale<<<")
+
+
+def test_a_single_long_thread_is_extrapolated_in_seconds():
+    n, steps = 1 << 16, 1 << 22  # minutes to emulate step by step
+    nxt = np.roll(np.arange(n, dtype=np.int32), -1)
+    p = cudakit.predict(SOURCE, "chain", grid=(1,), block=(1,),
+                        args=[nxt, np.zeros(1, np.int32), np.int32(steps)])
+    assert p.counts["sample_seconds"] < 10
+    assert p.counts["memory_periods_per_warp"] == pytest.approx(steps, rel=0.02)
+    assert p.bound == "latency"
