@@ -2,10 +2,10 @@
 
 Each device has two files in ``devices/``: ``architecture.json`` (what does not change with a
 measurement: compute capability, schedulers, L1 size) and a figures file (``h100.json``...)
-with one entry per figure, ``{"value": v, "source": "..."}`` or ``{"value": v, "method":
-"..."}``; a plain number is accepted too. The figures file has the format that
-``benchmarks/microbench.py`` writes, so the H100's measured figures replace the datasheet
-ones by copying that file over ``devices/h100.json``.
+with one entry per figure, ``{"value": v, "source": "..."}``. The output of
+``benchmarks/microbench.py`` is read as it is: copied to ``devices/h100.measured.json``, its
+figures replace the datasheet ones (a figure it failed to measure keeps the datasheet value);
+copied over ``devices/h100.json`` it must hold every figure.
 
 Hand-written: these are the model's own inputs, read from JSON with the standard library.
 
@@ -58,6 +58,9 @@ class Device:
         return self.clock_ghz * 1e9
 
 
+ALIASES = {"int32_imad": "imad"}  # names benchmarks/microbench.py uses for FIGURES
+
+
 def _value(entry, key: str, path: str):
     if isinstance(entry, dict):
         if "value" not in entry:
@@ -66,20 +69,46 @@ def _value(entry, key: str, path: str):
     return entry, ""
 
 
-def read_figures(text: str, path: str = "figures") -> tuple[dict, dict]:
-    """``(values, sources)`` from a figures JSON (the microbenchmarks' format)."""
+def read_figures(text: str, path: str = "figures", complete: bool = True) -> tuple[dict, dict]:
+    """``(values, sources)`` from a figures JSON.
+
+    Two formats: one entry per figure (``{"value": v, "source" or "method": "..."}``), or the
+    output of ``benchmarks/microbench.py`` (plain numbers, a ``methods`` table, a ``header``
+    naming the engine; figures measured on the emulator are refused). ``complete``: every
+    figure of :data:`FIGURES` must be there (a file that overrides another may hold some).
+    """
     data = json.loads(text)
     if isinstance(data.get("figures"), dict):
         data = data["figures"]
-    missing = [k for k in FIGURES if k not in data]
-    if missing:
-        raise ValueError(f"{path} lacks {', '.join(missing)}")
+    if (data.get("header") or {}).get("engine") == "emu":
+        raise ValueError(f"{path} was measured on the emulator: host times, not GPU figures")
+    methods = data.get("methods") if isinstance(data.get("methods"), dict) else {}
+    data = {ALIASES.get(k, k): v for k, v in data.items()}
+    methods = {ALIASES.get(k, k): v for k, v in methods.items()}
     values, sources = {}, {}
     for k in FIGURES:
-        v, s = _value(data[k], k, path)
-        values[k], sources[k] = float(v), s
-    values["sm_count"] = int(values["sm_count"])
-    values["l2_bytes"] = int(values["l2_bytes"])
+        if data.get(k) is None:
+            continue
+        v, src = _value(data[k], k, path)
+        values[k], sources[k] = float(v), src or f"measured: {methods.get(k, path)}"
+    missing = [k for k in FIGURES if k not in values]
+    if complete and missing:
+        raise ValueError(f"{path} lacks {', '.join(missing)}")
+    for k in ("sm_count", "l2_bytes"):
+        if k in values:
+            values[k] = int(values[k])
+    return values, sources
+
+
+def figures_in(folder, name: str) -> tuple[dict, dict]:
+    """The figures of file ``name`` in ``folder``, overridden by ``<name>.measured.json``
+    (``benchmarks/microbench.py``'s output) where that exists."""
+    values, sources = read_figures(folder.joinpath(name).read_text(), name)
+    measured = folder.joinpath(name.replace(".json", ".measured.json"))
+    if measured.is_file():
+        more, more_sources = read_figures(measured.read_text(), measured.name, complete=False)
+        values.update(more)
+        sources.update(more_sources)
     return values, sources
 
 
@@ -102,8 +131,7 @@ def load(name: str = "H100") -> Device:
     if key is None:
         raise ArgumentError(f"unknown device {name!r}; known devices: {', '.join(archs)}")
     a = archs[key]
-    path = f"devices/{a['figures']}"
-    values, sources = read_figures(resources.files(__package__).joinpath(path).read_text(),
-                                   path)
+    values, sources = figures_in(resources.files(__package__).joinpath("devices"),
+                                 a["figures"])
     return Device(key, a["name"], a["compute_capability"], float(a["issue_per_clk_per_sm"]),
                   int(a["l1_bytes_per_sm"]), values, sources)

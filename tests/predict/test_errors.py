@@ -11,7 +11,7 @@ import pytest
 import cudakit
 from cudakit import ArgumentError, LaunchError
 from cudakit.predict import Pointer
-from cudakit.predict.device import FIGURES, read_figures
+from cudakit.predict.device import FIGURES, figures_in, read_figures
 
 from .conftest import SOURCE
 
@@ -61,6 +61,36 @@ def test_copy_arguments():
         cudakit.predict_copy(1024, "sideways")
     with pytest.raises(ArgumentError, match="non-negative integer"):
         cudakit.predict_copy(-1)
+
+
+def test_the_microbenchmarks_output_is_read_as_it_is():
+    # benchmarks/microbench.py: plain numbers, a methods table, a header, int32_imad for imad
+    out = {"header": {"engine": "gpu"}, **{k: 2.0 for k in FIGURES if k != "imad"},
+           "int32_imad": 3.0, "launch_issue_us": 9.0, "methods": {"imad": "x", "int32_imad":
+                                                                   "chains of IMAD"},
+           "errors": {}, "seconds": {}}
+    values, sources = read_figures(json.dumps(out))
+    assert values["imad"] == 3.0 and sources["imad"] == "measured: chains of IMAD"
+    out["dram_read_gbs"] = None  # its benchmark failed
+    with pytest.raises(ValueError, match="lacks dram_read_gbs"):
+        read_figures(json.dumps(out))
+    values, _ = read_figures(json.dumps(out), complete=False)
+    assert "dram_read_gbs" not in values and values["sm_count"] == 2
+    out["header"]["engine"] = "emu"
+    with pytest.raises(ValueError, match="emulator"):
+        read_figures(json.dumps(out), complete=False)
+
+
+def test_measured_figures_override_the_datasheet_ones(tmp_path):
+    sheet = {k: {"value": 1.0, "source": "datasheet: x"} for k in FIGURES}
+    (tmp_path / "gpu.json").write_text(json.dumps(sheet))
+    measured = {"header": {"engine": "gpu"}, "dram_read_gbs": 2900.0, "sfu": None,
+                "methods": {"dram_read_gbs": "grid-stride float4 sum"}}
+    (tmp_path / "gpu.measured.json").write_text(json.dumps(measured))
+    values, sources = figures_in(tmp_path, "gpu.json")
+    assert values["dram_read_gbs"] == 2900.0 and values["sfu"] == 1.0
+    assert sources["dram_read_gbs"] == "measured: grid-stride float4 sum"
+    assert sources["sfu"] == "datasheet: x"
 
 
 def test_figures_in_the_microbenchmarks_format_and_missing_ones():
