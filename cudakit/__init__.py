@@ -49,8 +49,9 @@ _LAZY = {
     "profile": "analysis",
     "sanitize": "sanitizer",
     "progress": "progressbar",
+    "predict_copy": "predict",
 }
-_SUBMODULES = ("arch", "cuda", "occupancy", "emu", "analysis", "widgets", "grading")
+_SUBMODULES = ("arch", "cuda", "occupancy", "emu", "analysis", "widgets", "grading", "predict")
 
 
 def __getattr__(name: str):

@@ -5,7 +5,9 @@
 ...     int i = blockIdx.x * blockDim.x + threadIdx.x;
 ...     b[i] = a[2 * i];
 ... }'''
->>> import numpy as np
+>>> from dataclasses import dataclass
+
+import numpy as np
 >>> r = analyze(src, "copy", grid=(2,), block=(64,),  # doctest: +SKIP
 ...             args=[np.ones(256, np.float32), np.zeros(128, np.float32)])
 >>> r.metrics["global_load_sectors_per_request"]  # doctest: +SKIP
@@ -13,6 +15,8 @@
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,20 +44,48 @@ def _dims(value, what: str) -> tuple[int, int, int]:
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
-def _device_args(emu, args) -> list:
-    out = []
+@dataclass(frozen=True)
+class Pointer:
+    """A pointer argument ``offset_bytes`` into ``array`` (the array is one device buffer).
+
+    ``args=[a, Pointer(a, 4 * 1024)]`` passes ``d_a`` and ``d_a + 1024`` floats.
+    """
+
+    array: np.ndarray
+    offset_bytes: int = 0
+
+
+def device_args(emu, args, caller: str = "analyze()") -> tuple[list, list]:
+    """Launch arguments and the device buffers made for them.
+
+    Each NumPy array (also inside a :class:`Pointer`) is copied to one buffer; the same array
+    object passed twice is the same buffer (an in-place kernel). NumPy scalars pass by value.
+    """
+    out, buffers, made = [], [], {}
     for i, value in enumerate(args):
+        offset = 0
+        if isinstance(value, Pointer):
+            offset = int(value.offset_bytes)
+            value = value.array
+            if not isinstance(value, np.ndarray) or not 0 <= offset <= value.nbytes:
+                raise ArgumentError(
+                    f"argument {i} of {caller}: Pointer needs a NumPy array and an offset "
+                    f"within its {getattr(value, 'nbytes', 0)} bytes, got offset {offset}")
         if isinstance(value, np.ndarray):
-            buffer = emu.mem_alloc(max(value.nbytes, 1))
-            emu.memcpy_htod(buffer, np.ascontiguousarray(value))
-            out.append(buffer)
+            buffer = made.get(id(value))
+            if buffer is None:
+                buffer = made[id(value)] = emu.mem_alloc(max(value.nbytes, 1))
+                emu.memcpy_htod(buffer, np.ascontiguousarray(value))
+                buffers.append(buffer)
+            out.append(np.uint64(int(buffer) + offset) if offset else buffer)
         elif isinstance(value, np.generic):
             out.append(value)
         else:
             raise ArgumentError(
-                f"argument {i} of analyze() is a {type(value).__name__}: pass NumPy arrays "
-                "(copied to device buffers) and NumPy scalars such as np.int32(n)")
-    return out
+                f"argument {i} of {caller} is a {type(value).__name__}: pass NumPy arrays "
+                "(copied to device buffers), Pointer(array, offset_bytes) and NumPy scalars "
+                "such as np.int32(n)")
+    return out, buffers
 
 
 def analyze(source_or_module, kernel_name: str, *, grid, block, args=(),
@@ -71,6 +103,6 @@ def analyze(source_or_module, kernel_name: str, *, grid, block, args=(),
     module = emu.SourceModule(source, no_extern_c=True)
     function = module.get_function(kernel_name)  # LaunchError naming the kernels there
     trace = emu.Trace()
-    function(*_device_args(emu, args), grid=grid, block=block, shared=shared, trace=trace,
+    function(*device_args(emu, args)[0], grid=grid, block=block, shared=shared, trace=trace,
              racecheck=False)
     return from_trace(trace, source, kernel=kernel_name, grid=grid)

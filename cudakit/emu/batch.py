@@ -47,7 +47,8 @@ class SharedSymbol:
 
 
 class Batch:
-    """Blocks ``first .. first + count - 1`` of one launch."""
+    """Blocks ``first .. first + count - 1`` of one launch (``first`` may instead be a tuple
+    of ``count`` block numbers: a sample of the grid)."""
 
     def __init__(self, kernel_name: str, grid, block, first: int, count: int, shared_bytes: int,
                  race: bool, trace, deadline: float, counter=None,
@@ -68,6 +69,7 @@ class Batch:
         self.local_sp = 0
         self.race = RaceTracker(count, self.stride, self.wpb) if race and shared_bytes else None
         self.trace = trace
+        self._whole = None  # the trace's block, warp and mask arrays when every lane acts
         self.counter = counter
         self.deadline = deadline
         self.sites = sites or []
@@ -263,13 +265,26 @@ class Batch:
         )
 
     def _trace(self, space, site, op, size, lanes, raw):
-        w = self.warp_key[lanes]
-        warps, inv = np.unique(w, return_inverse=True)
-        mask = np.zeros((warps.size, WARP), bool)
-        address = np.zeros((warps.size, WARP), np.uint64)
-        ln = lanes % WARP
-        mask[inv, ln] = True
-        address[inv, ln] = raw
+        if lanes.size == self.size:  # every lane of the batch: no regrouping needed
+            if self._whole is None:
+                nw = self.size // WARP
+                first = np.arange(nw) * WARP
+                block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
+                self._whole = (block.astype(np.int64), np.arange(nw) % self.wpb,
+                               np.ones((nw, WARP), bool))
+            block, warp, mask = self._whole
+            self.trace.add(AccessBatch(
+                self.kernel, site.line, site.column, site.id, space, op, size, block, warp,
+                mask, np.array(raw, np.uint64).reshape(-1, WARP)))  # a copy: registers change
+            return
+        else:
+            w = self.warp_key[lanes]
+            warps, inv = np.unique(w, return_inverse=True)
+            mask = np.zeros((warps.size, WARP), bool)
+            address = np.zeros((warps.size, WARP), np.uint64)
+            ln = lanes % WARP
+            mask[inv, ln] = True
+            address[inv, ln] = raw
         first = warps * WARP
         block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
         self.trace.add(AccessBatch(
@@ -333,7 +348,7 @@ def _layout(grid: tuple, block: tuple, first: int, count: int) -> dict:
     lane = np.arange(count * pad)
     tib = (lane % pad).astype(np.int32)
     blk = lane // pad
-    gid = first + blk
+    gid = np.asarray(first, np.int64)[blk] if isinstance(first, tuple) else first + blk
     t = np.minimum(tib, tpb - 1)
     out = {
         "tpb": tpb, "wpb": wpb, "pad": pad, "nb": count, "size": lane.size, "lanes": lane,

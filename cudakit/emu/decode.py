@@ -25,6 +25,7 @@ from ..errors import UnsupportedError
 from ..i18n.messages import _
 from . import numeric as nm
 from .batch import Site
+from .counts import block_profile, scoreboard_program
 from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
 from .warp import atomic_op, match_sync, redux, shfl, vote
@@ -44,6 +45,8 @@ class Block:
     text: str = ""
     count: int = 0
     pure: list = field(default_factory=list)  # per op: touches only the lane's registers
+    classes: np.ndarray | None = None  # warp instructions per class (counts.CLASSES)
+    scoreboard: list = field(default_factory=list)  # counts.scoreboard_program's events
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Decoded:
     pc_of_block: dict[int, int] = field(default_factory=dict)
     depot: int = 0  # bytes of local memory the function's frame needs
     pure_exit: set = field(default_factory=set)  # blocks that only return
+    tracked: int = 0  # registers the memory-period scoreboard follows
 
 
 def split_opcode(opcode: str):
@@ -111,6 +115,16 @@ def decode_function(fn: Function, program) -> Decoded:
             b.term = ("bra", dec.pc_of_block[fn.labels[b.term[1]]], b.term[2])
         elif b.term[0] == "brx":
             b.term = ("brx", b.term[1], [dec.pc_of_block[fn.labels[t]] for t in b.term[2]])
+    muls = {id(mul) for mul, _ in fused.values()}
+    events = []
+    for bi, b in enumerate(dec.blocks):
+        end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
+        back = b.term[0] == "bra" and b.term[1] <= bi
+        b.classes, ev = block_profile(fn.body[b.start:end], muls, back)
+        events.append(ev)
+    dec.tracked, programs = scoreboard_program(events)
+    for b, program in zip(dec.blocks, programs, strict=True):
+        b.scoreboard = program
     return dec
 
 

@@ -301,7 +301,7 @@ class Function:
 
     def __call__(self, *args, grid=(1, 1), block=None, shared=0, stream=None,
                  time_kernel=False, texrefs=(), racecheck=True, timeout=None, trace=None,
-                 counter=None):
+                 counter=None, blocks=None):
         if block is None:
             raise LaunchError(f"launch of '{self.name}' needs block=(x, y, z)")
         if texrefs:
@@ -311,7 +311,8 @@ class Function:
         real = [a.before() if isinstance(a, ArgumentHandler) else a for a in args]
         start = time.perf_counter()
         try:
-            launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace, counter)
+            launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace, counter,
+                   blocks)
         finally:
             for h in handlers:
                 if h.dev is not None:

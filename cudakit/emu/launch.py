@@ -134,8 +134,12 @@ def _address(a):
 
 
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
-           timeout: float | None = None, trace=None, counter=None) -> None:
-    """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes."""
+           timeout: float | None = None, trace=None, counter=None, blocks=None) -> None:
+    """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes.
+
+    ``blocks``: run only these runs of consecutive blocks, ``[(first, count), ...]`` in
+    linear block order (``cudakit.predict`` samples a large grid so); default: all.
+    """
     block = dims3(block, "block", DEVICE.max_block_dim)
     grid = dims3(grid, "grid", DEVICE.max_grid_dim)
     tpb = block[0] * block[1] * block[2]
@@ -166,9 +170,13 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     limit = default_timeout() if timeout is None else float(timeout)
     deadline = time.perf_counter() + limit
     program = kernel.program
+    if blocks is None:
+        batches = [(first, min(per_batch, nblocks - first))
+                   for first in range(0, nblocks, per_batch)]
+    else:
+        batches = _sampled_batches(_runs(blocks, nblocks), per_batch)
     with np.errstate(all="ignore"):
-        for first in range(0, nblocks, per_batch):
-            count = min(per_batch, nblocks - first)
+        for first, count in batches:
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
                       counter, program.sites, kernel.shared_symbols, dyn_offset,
                       RESERVED if kernel.reserved else 0)
@@ -189,3 +197,28 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
                     "report it; it runs on a GPU.").format(
                         line=b.line, kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
                 ) from exc
+
+
+def _runs(blocks, nblocks: int) -> list[tuple[int, int]]:
+    """Check runs of blocks ``[(first, count), ...]`` against the grid and each other."""
+    out = []
+    for first, count in sorted((int(f), int(c)) for f, c in blocks):
+        if first < 0 or count < 1 or first + count > nblocks:
+            raise LaunchError(f"blocks {first}..{first + count - 1} are outside the grid of "
+                              f"{nblocks} blocks")
+        if out and first < out[-1][0] + out[-1][1]:
+            raise LaunchError(f"the runs of blocks overlap at block {first}")
+        out.append((first, count))
+    return out
+
+
+def _sampled_batches(runs, per_batch: int) -> list:
+    """Batches ``(first, count)`` of the chosen blocks; ``first`` is a tuple of block numbers
+    where a batch joins several runs (so that they run vectorised together)."""
+    ids = [b for first, count in runs for b in range(first, first + count)]
+    out = []
+    for k in range(0, len(ids), per_batch):
+        chunk = ids[k:k + per_batch]
+        contiguous = chunk[-1] - chunk[0] == len(chunk) - 1
+        out.append((chunk[0], len(chunk)) if contiguous else (tuple(chunk), len(chunk)))
+    return out

@@ -85,11 +85,13 @@ def run(fr: Frame, L, entry: bool) -> None:
         blk = blocks[pc]
         b.line = blk.line
         if time.perf_counter() > deadline:
-            raise KernelTimeout(_(
+            stop = KernelTimeout(_(
                 "kernel '{kernel}' did not finish within its time limit; it was still looping "
                 "at line {line}. A loop whose exit depends on another block or thread may never "
                 "end; raise the limit with timeout=<seconds> if the kernel is only slow.").format(
                     kernel=fr.kernel_name, line=blk.line))
+            stop.frame = fr  # where it stopped (cudakit.predict extrapolates from there)
+            raise stop
         if entry and not heap and not isinstance(L, slice) and L.size == live_total:
             for op, pure in zip(blk.ops, blk.pure, strict=True):
                 op(fr, ALL if pure else L)  # every live lane is here: pure ops run dense
@@ -97,9 +99,7 @@ def run(fr: Frame, L, entry: bool) -> None:
             for op in blk.ops:
                 op(fr, L)
         if counter is not None:
-            active = np.zeros(b.size, bool)
-            active[L] = True
-            counter.add(blk.count, active)
+            counter.block(b, blk, L, dec)
         term = blk.term
         kind = term[0]
         if kind == "next":

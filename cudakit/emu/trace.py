@@ -75,6 +75,12 @@ class OpCounter:
     def __init__(self):
         self.ops = 0
 
+    def block(self, b, blk, L, dec) -> None:
+        """The scheduler's hook: basic block ``blk`` ran for lanes ``L`` of batch ``b``."""
+        active = np.zeros(b.size, bool)
+        active[L] = True
+        self.add(blk.count, active)
+
     def add(self, ops: int, mask: np.ndarray) -> None:
         if ops:
             self.ops += ops * int(mask.reshape(-1, 32).any(axis=1).sum())

@@ -1,0 +1,425 @@
+"""Counting what a launch executes, for the performance model (:mod:`cudakit.predict`):
+warp instructions per class and, per warp, the times it waits for a load.
+
+Written by hand because no library classifies PTX instructions or replays a warp's
+scoreboard; the rules are short and follow the CUDA Programming Guide's throughput table
+(which pipe runs what) and Hong & Kim (ISCA 2009) for memory periods.
+
+*Classes.* Each PTX opcode maps to one class (:func:`instruction_class`): ``fp32``, ``fp64``,
+``int`` (add, logic, compare, shift), ``imad`` (integer multiply), ``sfu`` (``sin``, ``ex2``,
+``rcp``, ``rsqrt``... on the special-function unit), ``cvt`` (conversions involving floats),
+``shfl`` (``shfl``/``vote``/``match``/``redux``), ``branch``, ``ld.global``, ``st.global``,
+``ld.shared``, ``st.shared``, ``ld.local``, ``st.local``, ``ld.const``, ``atom.global``,
+``atom.shared``, ``barrier``, ``misc``, and ``free`` for what costs no SASS instruction
+(``ld.param`` and ``mov`` of a register become operands; ``cvta`` is an identity on sm_90).
+A warp instruction is counted once per warp with at least one active lane, predicated-off
+lanes included, as the hardware issues it. Integer division and remainder, and IEEE float
+division, square root and reciprocal, count the SASS instructions ptxas expands them into
+(:func:`sass_slots`).
+
+*Memory periods* (Hong & Kim's waits, on a warp's in-order issue). A load from global or
+local memory marks its destination registers pending; the first later instruction that reads
+a pending register ends one memory period and clears every pending register of that warp, so
+loads issued back to back before any use overlap (memory-level parallelism) and count once.
+Shared-memory loads are counted the same way as ``shared_periods``. Two rules stand for
+ptxas's scheduling, which PTX order does not show: loads move up in their basic block as far
+as their registers allow, never above a store or a barrier (:func:`hoisted`); and a store of
+pending data puts its wait off to the next other reader, barrier or loop branch (ptxas turns
+short guarded blocks such as ``if (k < K) tile[t] = a[i];`` into predicated code and issues
+their loads first).
+
+>>> instruction_class("fma.rn.f32"), instruction_class("ld.global.nc.v4.f32")
+('fp32', 'ld.global')
+>>> instruction_class("ex2.approx.ftz.f32"), instruction_class("ld.param.u64")
+('sfu', 'free')
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+CLASSES = ("fp32", "fp64", "int", "imad", "sfu", "cvt", "shfl", "branch", "ld.global",
+           "st.global", "ld.shared", "st.shared", "ld.local", "st.local", "ld.const",
+           "atom.global", "atom.shared", "barrier", "misc", "free")
+INDEX = {c: i for i, c in enumerate(CLASSES)}
+
+_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64",
+          "f16", "f32", "f64", "pred", "f16x2", "bf16", "bf16x2", "b128"}
+_SPACES = ("global", "shared", "local", "const", "param")
+_SFU = {"rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh"}
+_FLOAT_OPS = {"add", "sub", "mul", "fma", "mad", "min", "max", "neg", "abs", "setp", "set",
+              "copysign", "testp", "div"}
+_IMUL = {"mul", "mad", "mul24", "mad24"}
+_WARP = {"shfl", "vote", "match", "redux", "activemask"}
+_NOOPS = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent", "discard",
+          "applypriority", "createpolicy", "griddepcontrol"}
+_SPECIAL = re.compile(r"%(tid|ctaid|laneid|warpid|smid|clock|globaltimer)")
+_REG = re.compile(r"%[A-Za-z_][\w.]*")
+
+
+def instruction_class(opcode: str, operands=()) -> str:
+    """The class of one PTX instruction (``operands`` decide only for ``mov``)."""
+    parts = opcode.split(".")
+    base, mods = parts[0], parts[1:]
+    types = [m for m in mods if m in _TYPES]
+    t = types[-1] if types else ""
+    space = next((m for m in mods if m in _SPACES), "global")
+    if base in ("ld", "ldu"):
+        return "free" if space == "param" else f"ld.{space}"
+    if base == "st":
+        return "free" if space == "param" else f"st.{space}"
+    if base in ("atom", "red"):
+        return "atom.shared" if space == "shared" else "atom.global"
+    if base == "cp":
+        return "ld.global" if "async" in mods and not ({"commit_group", "wait_group",
+                                                         "wait_all"} & set(mods)) else "misc"
+    if base in ("bar", "barrier"):
+        return "misc" if mods[:1] == ["warp"] or "cluster" in mods else "barrier"
+    if base in ("bra", "brx", "ret", "exit", "call", "trap"):
+        return "branch"
+    if base in _WARP:
+        return "shfl"
+    if base in ("mov", "cvta"):
+        text = " ".join(str(o) for o in operands)
+        return "int" if base == "mov" and _SPECIAL.search(text) else "free"
+    if base in _NOOPS:
+        return "misc"
+    if base == "cvt":
+        return "cvt" if any(x.startswith(("f", "bf")) for x in types) else "int"
+    floating = t.startswith(("f", "bf"))
+    if base in _SFU or (base == "div" and t == "f32"):
+        return "fp64" if t == "f64" else "sfu"
+    if floating and base in _FLOAT_OPS:
+        return "fp64" if t == "f64" else "fp32"
+    if base in _IMUL and not floating:
+        return "imad"
+    return "int"
+
+
+# SASS instructions of the PTX operations that sm_90 has no single instruction for: the
+# .text size (16 bytes per instruction, NOPs left out) of a kernel doing the operation once,
+# minus the same kernel with an add (nvcc 13.0 -O3 -arch=sm_90, on this machine); for float
+# division and square root only the fast path (the slow path runs for denormals and such).
+_EXPANDED = {
+    ("rem", "u32"): {"int": 13, "imad": 2, "sfu": 1},  # 27 - 11 = 16
+    ("div", "u32"): {"int": 13, "imad": 2, "sfu": 1},
+    ("rem", "s32"): {"int": 19, "imad": 2, "sfu": 1},  # 33 - 11 = 22
+    ("div", "s32"): {"int": 19, "imad": 2, "sfu": 1},
+    ("rem", "u64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},  # 105 - 11 = 94
+    ("div", "u64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},
+    ("rem", "s64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},
+    ("div", "s64"): {"int": 80, "imad": 9, "sfu": 1, "branch": 4},
+    ("div", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},  # MUFU.RCP, FFMAs, FCHK, branch
+    ("sqrt", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},
+    ("rcp", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},
+}
+
+
+def sass_slots(opcode: str, operands=()) -> dict[str, int]:
+    """Warp instructions one PTX instruction costs, per class (most cost one).
+
+    >>> sass_slots("rem.u32"), sass_slots("div.approx.f32")
+    ({'int': 13, 'imad': 2, 'sfu': 1}, {'sfu': 1})
+    """
+    parts = opcode.split(".")
+    types = [m for m in parts[1:] if m in _TYPES]
+    exact = not ({"approx", "full"} & set(parts[1:]))
+    key = (parts[0], types[-1] if types else "")
+    if key[1] in ("u16", "u8"):
+        key = (key[0], "u32")
+    elif key[1] in ("s16", "s8"):
+        key = (key[0], "s32")
+    if key in _EXPANDED and (exact or key[1] not in ("f32",)):
+        return dict(_EXPANDED[key])
+    return {instruction_class(opcode, operands): 1}
+
+
+def _registers(operand) -> list[str]:
+    names = operand if isinstance(operand, list) else [operand]
+    return [r for n in names if isinstance(n, str) for r in _REG.findall(n)]
+
+
+def _reads_writes(ins) -> tuple[list[str], list[str]]:
+    """Registers an instruction reads and writes (addresses and guards are reads)."""
+    ops = ins.operands or []
+    base = ins.opcode.split(".")[0]
+    reads = _registers(ins.guard.lstrip("!")) if ins.guard else []
+    writes: list[str] = []
+    stores = base in ("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap") or \
+        (base == "cp")
+    for k, op in enumerate(ops):
+        if k == 0 and not stores and not (isinstance(op, str) and op.startswith("[")):
+            for part in (op.split("|") if isinstance(op, str) else [op]):
+                writes += _registers(part)
+        else:
+            reads += _registers(op)
+    return reads, writes
+
+
+ALU, SHARED, GLOBAL, STORE, FLUSH = range(5)  # scoreboard kinds of instructions
+_FLUSH_EVENT = ((), (), FLUSH)
+
+
+def _kind(ins) -> int:
+    """The instruction's part in the scoreboard: a global/local load (long latency), a shared
+    load, a store (its data may wait: see :class:`InstructionCounter`), a barrier, or other."""
+    cls = instruction_class(ins.opcode, ins.operands)
+    returns = ins.opcode.startswith("atom")
+    if cls in ("ld.global", "ld.local") or (cls == "atom.global" and returns):
+        return GLOBAL
+    if cls == "ld.shared" or (cls == "atom.shared" and returns):
+        return SHARED
+    if cls.startswith(("st.", "atom.")):
+        return STORE
+    return FLUSH if cls == "barrier" else ALU
+
+
+def block_profile(instructions, fused_muls: set, back_edge: bool = False):
+    """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA)
+    and the scoreboard events ``(names read, names written, kind)`` of its instructions; a
+    block that ends in a backward branch (a loop) ends with a flush event."""
+    counts = np.zeros(len(CLASSES), np.int64)
+    events = []
+    for ins in instructions:
+        if id(ins) not in fused_muls:
+            for cls, n in sass_slots(ins.opcode, ins.operands).items():
+                counts[INDEX[cls]] += n
+        reads, writes = _reads_writes(ins)
+        events.append((reads, writes, _kind(ins)))
+    events = hoisted(events)
+    return counts, events + [_FLUSH_EVENT] if back_edge else events
+
+
+def hoisted(events: list) -> list:
+    """Loads moved up in their basic block as far as their registers allow, as ptxas
+    schedules independent loads early so that their latencies overlap.
+
+    >>> [e[2] for e in hoisted([(["a"], ["b"], 0), (["x"], ["y"], 2), (["y"], [], 0)])]
+    [2, 0, 0]
+    """
+    out: list = []
+    for reads, writes, kind in events:
+        pos = len(out)
+        if kind in (SHARED, GLOBAL):  # never above a store or a barrier (memory order)
+            need, mine = set(reads), set(writes)
+            while pos and out[pos - 1][2] not in (STORE, FLUSH) and not (
+                    need & set(out[pos - 1][1]) or mine & set(out[pos - 1][0])
+                    or mine & set(out[pos - 1][1])):
+                pos -= 1
+        out.insert(pos, (reads, writes, kind))
+    return out
+
+
+def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:
+    """Index the registers loads write; keep only the events that touch them.
+
+    Returns ``(number of tracked registers, per block [(read idx, write idx, kind, the same
+    indices as tuples)])``.
+    """
+    tracked: dict[str, int] = {}
+    for events in blocks_events:
+        for _, writes, kind in events:
+            if kind in (SHARED, GLOBAL):
+                for r in writes:
+                    tracked.setdefault(r, len(tracked))
+    out = []
+    for events in blocks_events:
+        kept = []
+        for reads, writes, kind in events:
+            r = np.array(sorted({tracked[x] for x in reads if x in tracked}), np.int64)
+            w = np.array(sorted({tracked[x] for x in writes if x in tracked}), np.int64) \
+                if kind in (SHARED, GLOBAL) else np.zeros(0, np.int64)
+            if r.size or w.size or kind == FLUSH:
+                kept.append((r, w, kind, tuple(r.tolist()), tuple(w.tolist())))
+        out.append(kept)
+    return len(tracked), out
+
+
+class InstructionCounter:
+    """Counts warp instructions per class, memory periods and warps of a launch.
+
+    Pass it as ``counter=`` to an emulator launch; ``classes`` maps each class of
+    :data:`CLASSES` to warp instructions, ``periods``/``shared_periods`` sum over warps.
+
+    >>> c = InstructionCounter()
+    >>> c.classes["fp32"], c.periods
+    (0, 0)
+    """
+
+    def __init__(self):
+        self.counts = np.zeros(len(CLASSES), np.int64)
+        self._periods = 0
+        self._shared_periods = 0
+        self.warps = 0
+        self._batch = None
+        self._pending: dict = {}
+        self.visits: dict[int, int] = {}  # id of a basic block -> times it ran
+        self.blocks = 0
+        self._slowest = np.zeros(2)  # summed over blocks: shared, global waits
+
+    @property
+    def periods(self) -> int:
+        """Memory periods (waits for global or local loads), summed over warps."""
+        self._finish()
+        return self._periods
+
+    @property
+    def shared_periods(self) -> int:
+        """Waits for shared-memory loads, summed over warps."""
+        self._finish()
+        return self._shared_periods
+
+    @property
+    def slowest(self) -> tuple[float, float]:
+        """Per block, the waits of its slowest warp (global, shared), averaged over blocks:
+        a block's barriers make it wait for that warp."""
+        self._finish()
+        n = max(self.blocks, 1)
+        return self._slowest[1] / n, self._slowest[0] / n
+
+    def _finish(self) -> None:
+        """The waits that stores put off until their warps ended; the slowest warps."""
+        if self._batch is None or not self._pending:
+            return
+        b = self._batch
+        per_warp = np.zeros((2, b.size // 32))
+        for state in self._pending.values():
+            if isinstance(state, _Row):
+                self._count(state.run([_FLUSH_EVENT + ((), ())]), self._all.size)
+            else:
+                self._count(state.run([(None, None, FLUSH, (), ())],
+                                      np.arange(state.deferred.size)), 1)
+            per_warp += state.per_warp(b.size // 32)
+        self._slowest += per_warp.reshape(2, b.nb, -1).max(axis=2).sum(axis=1)
+        self._pending = {}
+
+    @property
+    def classes(self) -> dict[str, int]:
+        return {c: int(v) for c, v in zip(CLASSES, self.counts, strict=True)}
+
+    @property
+    def ops(self) -> int:
+        """Warp instructions issued (every class except ``free``)."""
+        return int(self.counts.sum() - self.counts[INDEX["free"]])
+
+    def block(self, b, blk, L, dec) -> None:
+        """One basic block ``blk`` of function ``dec`` executed by lanes ``L`` of batch ``b``."""
+        if b is not self._batch:
+            self._finish()
+            self._batch = b
+            self.blocks += b.nb
+            self._all = np.flatnonzero(b.valid.reshape(-1, 32).any(axis=1))
+            self.warps += int(self._all.size)
+        if isinstance(L, slice) or L.size == b.size:
+            warps = self._all
+        else:
+            w = L >> 5
+            warps = w[np.r_[True, w[1:] != w[:-1]]]  # L is sorted
+        self.counts += blk.classes * warps.size
+        self.visits[id(blk)] = self.visits.get(id(blk), 0) + 1
+        events = blk.scoreboard
+        if not events:
+            return
+        state = self._pending.get(id(dec))
+        if state is None:
+            state = self._pending[id(dec)] = _Row(dec.tracked)
+        if isinstance(state, _Row):  # every warp so far ran together: one row stands for all
+            if warps is self._all:
+                return self._count(state.run(events), warps.size)
+            state = self._pending[id(dec)] = _Rows(state, b.size // 32)
+        for kind, n in state.run(events, warps):
+            self._count(((kind, n),), 1)
+
+    def _count(self, waits, nwarps: int) -> None:
+        for kind, n in waits:
+            if kind == GLOBAL:
+                self._periods += n * nwarps
+            else:
+                self._shared_periods += n * nwarps
+
+
+class _Row:
+    """The scoreboard of warps that all ran the same instructions: one row, in Python.
+
+    ``pending[r]`` is the kind of load register ``r`` waits for; ``deferred`` the wait that
+    a store of pending data has put off (ptxas moves independent loads above such stores, as
+    when short guarded blocks become predicated code: the wait happens at the next other
+    reader, barrier or loop branch)."""
+
+    def __init__(self, registers: int):
+        self.pending = [0] * registers
+        self.deferred = 0
+        self.waits = [0, 0, 0]  # of each warp, by kind (index SHARED, GLOBAL)
+
+    def per_warp(self, nwarps: int) -> np.ndarray:
+        """Waits of each warp: (2, nwarps), shared then global."""
+        return np.array([[self.waits[SHARED]] * nwarps, [self.waits[GLOBAL]] * nwarps])
+
+    def run(self, events) -> list[tuple[int, int]]:
+        waits = self._run(events)
+        for kind, n in waits:
+            self.waits[kind] += n
+        return waits
+
+    def _run(self, events) -> list[tuple[int, int]]:
+        waits = []
+        row = self.pending
+        for _, _, kind, reads, writes in events:
+            if kind == FLUSH:
+                if self.deferred:
+                    waits.append((self.deferred, 1))
+                    self.deferred = 0
+                    row[:] = [0] * len(row)
+                continue
+            now = max((row[r] for r in reads), default=0)
+            if now:
+                if kind == STORE:
+                    self.deferred = max(self.deferred, now)
+                else:
+                    waits.append((max(now, self.deferred), 1))
+                    self.deferred = 0
+                    row[:] = [0] * len(row)
+            for w in writes:
+                row[w] = kind
+        return waits
+
+
+class _Rows:
+    """The same scoreboard, one row per warp of the batch (once warps have diverged)."""
+
+    def __init__(self, row: _Row, nwarps: int):
+        self.pending = np.tile(np.array(row.pending, np.int8), (nwarps, 1))
+        self.deferred = np.full(nwarps, row.deferred, np.int8)
+        self.waits = row.per_warp(nwarps)
+
+    def per_warp(self, nwarps: int) -> np.ndarray:
+        return self.waits
+
+    def _wait(self, warps, kinds, waits) -> None:
+        hit = kinds > 0
+        if hit.any():
+            for row, kind in enumerate((SHARED, GLOBAL)):
+                which = warps[kinds == kind]
+                waits.append((kind, int(which.size)))
+                self.waits[row, which] += 1
+            self.pending[warps[hit]] = 0
+            self.deferred[warps[hit]] = 0
+
+    def run(self, events, warps) -> list[tuple[int, int]]:
+        waits: list = []
+        for reads, writes, kind, _, _ in events:
+            if kind == FLUSH:
+                self._wait(warps, self.deferred[warps], waits)
+                continue
+            if reads.size:
+                now = self.pending[np.ix_(warps, reads)].max(axis=1)
+                if kind == STORE:
+                    self.deferred[warps] = np.maximum(self.deferred[warps], now)
+                else:
+                    self._wait(warps, np.where(now > 0, np.maximum(now, self.deferred[warps]),
+                                               0), waits)
+            if writes.size:
+                self.pending[np.ix_(warps, writes)] = kind
+        return waits

@@ -1,0 +1,157 @@
+"""``cudakit.predict`` and ``cudakit.predict_copy``: the time of a launch or a copy on a GPU,
+predicted on the CPU.
+
+>>> import numpy as np, cudakit
+>>> src = '''
+... __global__ void copy(const float *a, float *b, int n) {
+...     int i = blockIdx.x * blockDim.x + threadIdx.x;
+...     if (i < n) b[i] = a[i];
+... }'''
+>>> n = 1 << 24
+>>> p = cudakit.predict(src, grid=(n // 256,), block=(256,),  # doctest: +SKIP
+...                     args=[np.zeros(n, np.float32), np.zeros(n, np.float32), np.int32(n)])
+>>> p.bound  # doctest: +SKIP
+'memory'
+>>> predict_copy(1 << 30, "htod").bound
+'PCIe'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arch
+from .. import occupancy as occ
+from ..analysis.analyze import Pointer, _dims, device_args, source_of
+from ..errors import ArgumentError, LaunchError
+from ..kernel import find_kernel
+from .device import load
+from .model import Launch, estimate
+from .result import Prediction
+from .sample import run_sample
+from .traffic import traffic
+
+__all__ = ["Pointer", "predict", "predict_copy"]
+
+
+def _kernel_name(source_or_kernel, module, kernel_name):
+    if kernel_name is not None:
+        return kernel_name
+    named = getattr(source_or_kernel, "name", None)
+    if isinstance(named, str):
+        return named
+    kernels = list(module.program.compiled.kernels)
+    if len(kernels) == 1:
+        return kernels[0]
+    raise LaunchError(f"the source defines {len(kernels)} kernels ({', '.join(kernels)}); "
+                      "name one: predict(source, 'name', ...)")
+
+
+def _occupancy(device, info, threads: int, shared: int):
+    regs, static = info.registers, info.shared_static
+    try:
+        if device.compute_capability == "9.0":
+            return occ.calculate(info, threads, dynamic_shared_memory=shared)
+        spec = arch.get(device.compute_capability)
+        return occ.calculate(spec, threads, min(regs, spec.max_registers_per_thread),
+                             static + shared, barriers=info.barriers)
+    except ValueError as exc:
+        raise LaunchError(f"this launch cannot run on the {device.key}: {exc}") from None
+
+
+def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, args=(),
+            shared: int = 0, device: str = "H100") -> Prediction:
+    """Predict the time of one launch on ``device`` (``"H100"``, ``"A100"``, ``"C1060"``).
+
+    Same call as ``cudakit.analyze``: CUDA source text, a compiled module or a ``%%cuda``
+    kernel; ``args`` are NumPy arrays (copied to device buffers; the same array object twice
+    is one buffer), :class:`Pointer`\\ s into them and NumPy scalars. A sample of the blocks
+    runs on the emulator; the counts are scaled to the whole grid and priced with the
+    device's figures (see ``cudakit/predict/README.md``).
+    """
+    from .. import emu
+
+    dev = load(device)
+    source = source_of(source_or_kernel)
+    grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
+    options = list(getattr(source_or_kernel, "options", ()) or ())
+    module = emu.SourceModule(source, options=options, no_extern_c=True)
+    name = _kernel_name(source_or_kernel, module, kernel_name)
+    function = module.get_function(name)  # LaunchError naming the kernels there
+    info = find_kernel(module.program.compiled.kernels, function.kernel.mangled)
+    values, buffers = device_args(emu, args, "predict()")
+    sample = run_sample(function, values, grid3, block3, int(shared))
+    threads = block3[0] * block3[1] * block3[2]
+    o = _occupancy(dev, info, threads, int(shared))
+    if o.active_blocks_per_sm < 1:
+        raise LaunchError(f"this launch cannot run on the {dev.key}: no block fits on an SM "
+                          f"(limited by {o.limiter})")
+    resident = o.active_blocks_per_sm
+    shared_per_sm = resident * (info.shared_static + int(shared))
+    l1 = max(dev.l1_bytes_per_sm - shared_per_sm, 0) / resident
+    t = traffic(sample, grid3, buffers, l1_bytes_per_block=l1, l2_bytes=dev.l2_bytes,
+                blocks_per_wave=dev.sm_count * resident)
+    c = sample.counter
+    s = sample.scale
+    classes = {k: v * s for k, v in c.classes.items()}
+    slowest, slowest_shared = c.slowest
+    warps = c.warps * sample.total_blocks / sample.sampled_blocks  # not scaled by progress
+    launch = Launch(classes=classes, issued=c.ops * s, warps=warps,
+                    periods=c.periods * s, shared_periods=c.shared_periods * s,
+                    chain_periods=slowest / sample.done,
+                    chain_shared_periods=slowest_shared / sample.done,
+                    blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
+                    blocks_per_sm=resident, traffic=t)
+    e = estimate(launch, dev)
+    counts = {
+        "warp_instructions": classes, "issued_warp_instructions": launch.issued,
+        "warps": launch.warps,
+        "memory_periods_per_warp": c.periods / max(c.warps, 1) / sample.done,
+        "shared_periods_per_warp": c.shared_periods / max(c.warps, 1) / sample.done,
+        "slowest_warp_periods": slowest / sample.done,
+        "slowest_warp_shared_periods": slowest_shared / sample.done,
+        "barriers_per_warp": c.classes["barrier"] / max(c.warps, 1) / sample.done,
+        **{k: v for k, v in vars(t).items()},
+        "blocks_sampled": sample.sampled_blocks, "blocks_total": sample.total_blocks,
+        "sample_seconds": sample.seconds,
+    }
+    return Prediction(e.seconds * 1e3, e.bound, e.explanation,
+                      {k: v * 1e3 for k, v in e.breakdown.items()}, counts, o.occupancy,
+                      e.waves, dev.key, f"{info.name}<<<{grid3}, {block3}>>>")
+
+
+_COPY = {("htod", True): "h2d_pinned_gbs", ("htod", False): "h2d_pageable_gbs",
+         ("dtoh", True): "d2h_pinned_gbs", ("dtoh", False): "d2h_pageable_gbs"}
+
+
+def predict_copy(nbytes: int, direction: str = "htod", pinned: bool = True,
+                 device: str = "H100") -> Prediction:
+    """Predict a ``cudaMemcpy`` of ``nbytes``: latency + bytes / bandwidth.
+
+    ``direction``: ``"htod"``, ``"dtoh"`` (over PCIe; ``pinned`` host memory or pageable) or
+    ``"dtod"`` (within device memory: read and write, at the copy rate).
+    """
+    dev = load(device)
+    if direction not in ("htod", "dtoh", "dtod"):
+        raise ArgumentError(f"direction must be 'htod', 'dtoh' or 'dtod', got {direction!r}")
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int | np.integer) or nbytes < 0:
+        raise ArgumentError(f"nbytes must be a non-negative integer, got {nbytes!r}")
+    latency = dev.copy_latency_us * 1e-3
+    if direction == "dtod":
+        gbs = dev.dram_copy_gbs
+        moving = 2 * int(nbytes) / (gbs * 1e9) * 1e3
+        bound, how = "memory", f"{2 * int(nbytes) / 1e6:.3g} MB read and written in DRAM"
+    else:
+        gbs = getattr(dev, _COPY[direction, bool(pinned)])
+        moving = int(nbytes) / (gbs * 1e9) * 1e3
+        bound = "PCIe"
+        how = (f"{int(nbytes) / 1e6:.3g} MB over PCIe, {'pinned' if pinned else 'pageable'}, "
+               f"at {gbs:g} GB/s")
+    ms = latency + moving
+    if latency >= moving:
+        text = f"latency-bound copy: {dev.copy_latency_us:g} us to start, {how}"
+        bound = "PCIe" if bound == "PCIe" else "launch"
+    else:
+        text = f"{how}, {moving / ms:.0%} of the time"
+    return Prediction(ms, bound, text, {"latency": latency, bound: moving}, {"bytes": nbytes},
+                      what=f"copy {direction} of {int(nbytes)} bytes", device=dev.key)

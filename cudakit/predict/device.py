@@ -1,0 +1,137 @@
+"""Performance facts of the devices the model knows: bandwidths, latencies, pipe rates.
+
+Each device has two files in ``devices/``: ``architecture.json`` (what does not change with a
+measurement: compute capability, schedulers, L1 size) and a figures file (``h100.json``...)
+with one entry per figure, ``{"value": v, "source": "..."}``. The output of
+``benchmarks/microbench.py`` is read as it is: copied to ``devices/h100.measured.json``, its
+figures replace the datasheet ones (a figure it failed to measure keeps the datasheet value);
+copied over ``devices/h100.json`` it must hold every figure.
+
+Hand-written: these are the model's own inputs, read from JSON with the standard library.
+
+>>> d = load("H100")
+>>> d.sm_count, d.compute_capability
+(132, '9.0')
+>>> d.source["l2_bytes"].startswith("datasheet")
+True
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from ..errors import ArgumentError
+
+FIGURES = ("sm_count", "clock_ghz", "dram_read_gbs", "dram_write_gbs", "dram_copy_gbs",
+           "l2_read_gbs", "l2_bytes", "l1_read_bytes_per_clk_per_sm",
+           "shared_bytes_per_clk_per_sm", "dram_latency_cycles", "l2_latency_cycles",
+           "l1_latency_cycles", "shared_latency_cycles", "fp32_fma", "fp64_fma", "int32_add",
+           "imad", "sfu", "shfl", "global_atomic_same_address_per_s",
+           "global_atomic_distinct_per_s", "shared_atomic_per_clk_per_sm", "launch_overhead_us",
+           "kernel_min_us", "barrier_cycles", "h2d_pinned_gbs", "d2h_pinned_gbs",
+           "h2d_pageable_gbs", "d2h_pageable_gbs", "copy_latency_us")
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device's figures (attributes named as in :data:`FIGURES`) and their sources."""
+
+    key: str
+    name: str
+    compute_capability: str
+    issue_per_clk_per_sm: float
+    l1_bytes_per_sm: int
+    figures: dict
+    source: dict = field(default_factory=dict)
+
+    def __getattr__(self, name: str):
+        figures = self.__dict__.get("figures", {})
+        if name in figures:
+            return figures[name]
+        raise AttributeError(name)
+
+    @property
+    def clock_hz(self) -> float:
+        return self.clock_ghz * 1e9
+
+
+ALIASES = {"int32_imad": "imad"}  # names benchmarks/microbench.py uses for FIGURES
+
+
+def _value(entry, key: str, path: str):
+    if isinstance(entry, dict):
+        if "value" not in entry:
+            raise ValueError(f"{path}: entry {key!r} has no 'value'")
+        return entry["value"], str(entry.get("source") or entry.get("method") or "")
+    return entry, ""
+
+
+def read_figures(text: str, path: str = "figures", complete: bool = True) -> tuple[dict, dict]:
+    """``(values, sources)`` from a figures JSON.
+
+    Two formats: one entry per figure (``{"value": v, "source" or "method": "..."}``), or the
+    output of ``benchmarks/microbench.py`` (plain numbers, a ``methods`` table, a ``header``
+    naming the engine; figures measured on the emulator are refused). ``complete``: every
+    figure of :data:`FIGURES` must be there (a file that overrides another may hold some).
+    """
+    data = json.loads(text)
+    if isinstance(data.get("figures"), dict):
+        data = data["figures"]
+    if (data.get("header") or {}).get("engine") == "emu":
+        raise ValueError(f"{path} was measured on the emulator: host times, not GPU figures")
+    methods = data.get("methods") if isinstance(data.get("methods"), dict) else {}
+    data = {ALIASES.get(k, k): v for k, v in data.items()}
+    methods = {ALIASES.get(k, k): v for k, v in methods.items()}
+    values, sources = {}, {}
+    for k in FIGURES:
+        if data.get(k) is None:
+            continue
+        v, src = _value(data[k], k, path)
+        values[k], sources[k] = float(v), src or f"measured: {methods.get(k, path)}"
+    missing = [k for k in FIGURES if k not in values]
+    if complete and missing:
+        raise ValueError(f"{path} lacks {', '.join(missing)}")
+    for k in ("sm_count", "l2_bytes"):
+        if k in values:
+            values[k] = int(values[k])
+    return values, sources
+
+
+def figures_in(folder, name: str) -> tuple[dict, dict]:
+    """The figures of file ``name`` in ``folder``, overridden by ``<name>.measured.json``
+    (``benchmarks/microbench.py``'s output) where that exists."""
+    values, sources = read_figures(folder.joinpath(name).read_text(), name)
+    measured = folder.joinpath(name.replace(".json", ".measured.json"))
+    if measured.is_file():
+        more, more_sources = read_figures(measured.read_text(), measured.name, complete=False)
+        values.update(more)
+        sources.update(more_sources)
+    return values, sources
+
+
+@cache
+def _architectures() -> dict:
+    return json.loads(resources.files(__package__).joinpath("devices/architecture.json")
+                      .read_text())
+
+
+def known() -> list[str]:
+    """Names of the devices the model knows."""
+    return list(_architectures())
+
+
+@cache
+def load(name: str = "H100") -> Device:
+    """The device called ``name`` (case-insensitive: ``"H100"``, ``"A100"``, ``"C1060"``)."""
+    archs = _architectures()
+    key = next((k for k in archs if k.lower() == str(name).lower()), None)
+    if key is None:
+        raise ArgumentError(f"unknown device {name!r}; known devices: {', '.join(archs)}")
+    a = archs[key]
+    values, sources = figures_in(resources.files(__package__).joinpath("devices"),
+                                 a["figures"])
+    return Device(key, a["name"], a["compute_capability"], float(a["issue_per_clk_per_sm"]),
+                  int(a["l1_bytes_per_sm"]), values, sources)

@@ -1,0 +1,270 @@
+"""The time model: a launch's counts and traffic, a device's figures -> milliseconds and the
+bound that decides them.
+
+Hand-written: no library predicts GPU time from an emulator's counts. The structure is the
+literature's, with no constant fitted to the labs' measurements:
+
+* **Throughput bounds (roofline)**: DRAM bytes / DRAM bandwidth (read, copy and write rates
+  interpolated by the share of writes); L2 bytes / L2 bandwidth; per SM, the L1/LSU data
+  pipe (128-byte lines of global and local requests plus shared-memory wavefronts: both go
+  through the same L1TEX data path, so these two add up); issue (warp instructions / the
+  SM's schedulers); and each pipe (FP32, FP64, integer, SFU with conversions, shuffles) at
+  its rate from the CUDA Programming Guide's throughput table. When issue decides and one
+  pipe takes at least 80 % of the issue slots, that pipe is named (an FFMA loop is
+  "FP32-bound": on the H100 the FP32 pipe and issue have the same rate).
+* **Latency bound** (Hong & Kim, ISCA 2009; Little's law): a warp waits once per memory
+  period (the emulator's scoreboard counts them) for the average latency of where its loads
+  hit (L1, L2, DRAM), once per shared-memory period, and at each ``__syncthreads()``; a
+  block's barriers make it wait for its slowest warp, so its periods count; the
+  warps resident together overlap their waits, so each round of resident blocks takes at
+  least one warp's chain of waits plus its own issue. This is Hong & Kim's case with too few
+  warps to hide the latency; with enough warps a throughput bound is larger.
+* **Waves**: blocks go to the SMs in rounds of (SMs x resident blocks); per-SM terms count the
+  busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2.
+* **Atomics**: the hottest address serialises in L2; all atomics share L2's atomic rate;
+  shared-memory atomics serialise on their most contended address within a warp.
+* Overlapping parts combine as **max** (a GPU overlaps memory, issue and latency across
+  warps); only the fixed cost of a launch (``kernel_min_us``) is **added**, as launch
+  latency is paid before the first block starts (the latency + bandwidth model of textbook
+  5-5 and of Hong & Kim's total time).
+
+>>> time_of_dram(3e9, 0.0, read_gbs=3000, copy_gbs=2900, write_gbs=2900)
+0.001
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: the pipe classes of :mod:`cudakit.emu.counts` and the device figure giving their rate
+PIPES = {"FP32": (("fp32",), "fp32_fma"), "FP64": (("fp64",), "fp64_fma"),
+         "integer": (("int",), "int32_add"), "integer multiply": (("imad",), "imad"),
+         "SFU": (("sfu", "cvt"), "sfu"), "shuffle": (("shfl",), "shfl")}
+#: the public bound name of each term that is not one already
+PUBLIC = {"integer": "issue", "integer multiply": "issue", "shuffle": "issue",
+          "shared atomics": "atomics"}
+PER_SM = ("issue", "L1/LSU", "shared-memory wavefronts", "FP32", "FP64", "integer",
+          "integer multiply", "SFU", "shuffle", "shared atomics")
+
+
+def time_of_dram(read: float, write: float, *, read_gbs: float, copy_gbs: float,
+                 write_gbs: float) -> float:
+    """Seconds to move ``read`` + ``write`` bytes: the rate goes from the read rate (no
+    writes) through the copy rate (as many writes as reads) to the write rate."""
+    total = read + write
+    if total <= 0:
+        return 0.0
+    f = write / total
+    if f <= 0.5:
+        gbs = read_gbs + (copy_gbs - read_gbs) * f / 0.5
+    else:
+        gbs = copy_gbs + (write_gbs - copy_gbs) * (f - 0.5) / 0.5
+    return total / (gbs * 1e9)
+
+
+@dataclass
+class Launch:
+    """What the model needs of one launch (totals over the whole grid)."""
+
+    classes: dict  # warp instructions per class
+    issued: float  # warp instructions issued (every class but "free")
+    warps: float
+    periods: float  # memory periods, summed over warps
+    shared_periods: float
+    chain_periods: float  # per block, the memory periods of its slowest warp
+    chain_shared_periods: float
+    blocks: int
+    warps_per_block: int
+    blocks_per_sm: int  # resident blocks per SM (occupancy)
+    traffic: object  # traffic.Traffic
+
+
+@dataclass
+class Estimate:
+    seconds: float
+    bound: str
+    explanation: str
+    breakdown: dict  # component -> seconds
+    waves: float
+
+
+def _latency(x: Launch, d) -> tuple[float, float, float]:
+    """A block's waits per warp in cycles (its slowest warp's loads, shared loads and
+    barriers), their barrier part, and the load latency used (by where loads hit)."""
+    t = x.traffic
+    loaded = t.global_load_sectors * 32
+    to_l2 = min(1.0, t.l2_read_bytes / loaded) if loaded else 0.0  # local memory: L1 hits
+    to_dram = min(1.0, t.dram_read_bytes / t.l2_read_bytes) if t.l2_read_bytes else 1.0
+    load = (1 - to_l2) * d.l1_latency_cycles + to_l2 * (
+        (1 - to_dram) * d.l2_latency_cycles + to_dram * d.dram_latency_cycles)
+    barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
+    waits = x.chain_periods * load + x.chain_shared_periods * d.shared_latency_cycles + barriers
+    return waits, barriers, load
+
+
+def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
+    """Cycles of one round of ``warps`` resident warps on an SM, and what limits it.
+
+    Hong & Kim (ISCA 2009): each warp alternates computing (``comp`` cycles of the SM's issue)
+    and waiting (``mem`` cycles over its memory periods). MWP, the warps whose memory waits
+    overlap, is limited by the latency over the departure delay (L1 lines a warp sends per
+    period, one per clock), by DRAM bandwidth (Little's law: bytes in flight = bandwidth x
+    latency) and by the warps there are; CWP = (mem + comp) / comp warps compute during one
+    wait. Three cases: too few warps (latency), memory-bound (CWP >= MWP), compute-bound.
+    """
+    t = x.traffic
+    w = max(x.warps, 1.0)
+    comp = x.issued / w / d.issue_per_clk_per_sm
+    mem, barriers, load = _latency(x, d)
+    periods = x.chain_periods + x.chain_shared_periods + x.classes.get("barrier", 0) / w
+    if mem <= 0 or periods <= 0:
+        return warps * comp, "issue"
+    departure = max(1.0, (t.global_lines + t.local_lines) / w / max(x.chain_periods, 1.0))
+    mwp_latency = load / departure
+    moved = t.dram_read_bytes + t.dram_write_bytes
+    seconds = time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
+                           copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs)
+    per_period = moved / w / max(x.chain_periods, 1.0)
+    bytes_per_clock = moved / seconds / d.sm_count / d.clock_hz if seconds else 0.0
+    mwp_bandwidth = load * bytes_per_clock / per_period if per_period else math.inf
+    mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps))
+    cwp = min((mem + comp) / comp, warps) if comp else warps
+    slice_ = comp / periods  # compute between two waits
+    if mwp >= warps and cwp >= warps:
+        return mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 else "latency"
+    if cwp >= mwp:
+        limit = ("memory" if mwp == mwp_bandwidth else
+                 "L1/LSU" if mwp == mwp_latency else "latency")
+        return mem * warps / mwp + slice_ * (mwp - 1), limit
+    return mem / periods + comp * warps, "issue"
+
+
+def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
+    """Seconds of each bound for a given share of blocks on the busiest SM and rounds."""
+    t = x.traffic
+    clock = d.clock_hz
+    share = blocks_on_busiest / x.blocks  # the busiest SM's part of the per-SM work
+    terms = {
+        "memory": time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
+                               copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs),
+        "L2": (t.l2_read_bytes + t.l2_write_bytes) / (d.l2_read_gbs * 1e9),
+        "issue": x.issued * share / (d.issue_per_clk_per_sm * clock),
+        "L1/LSU": (t.global_lines + t.local_lines) * 128 * share /
+                  (d.l1_read_bytes_per_clk_per_sm * clock),
+        "shared-memory wavefronts": t.shared_wavefronts * 128 * share /
+                                    (d.shared_bytes_per_clk_per_sm * clock),
+        "atomics": max(t.hot_address_atomics / d.global_atomic_same_address_per_s,
+                       t.global_atomics / d.global_atomic_distinct_per_s),
+        "shared atomics": t.shared_atomic_slots * 32 * share /
+                          (d.shared_atomic_per_clk_per_sm * clock),
+    }
+    for pipe, (classes, rate) in PIPES.items():
+        terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
+            getattr(d, rate) * clock)
+    resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
+    cycles, limit = hong_kim(x, d, resident)
+    terms["latency"] = rounds * cycles / clock
+    terms["limit"] = limit  # what decides the Hong & Kim term
+    return terms
+
+
+def _deciding(terms: dict) -> tuple[str, float]:
+    """The largest bound, L1 and shared memory taken together (one data pipe)."""
+    candidates = {k: v for k, v in terms.items() if k not in ("limit", "L1/LSU",
+                                                               "shared-memory wavefronts")}
+    pipe = terms["L1/LSU"] + terms["shared-memory wavefronts"]
+    name = "shared-memory wavefronts" if terms["shared-memory wavefronts"] >= \
+        terms["L1/LSU"] else "L1/LSU"
+    candidates[name] = pipe
+    key = max(candidates, key=candidates.get)
+    return key, candidates[key]
+
+
+def estimate(x: Launch, d) -> Estimate:
+    """The predicted time of launch ``x`` on device ``d`` (a :class:`~.device.Device`)."""
+    sms = d.sm_count
+    per_wave = sms * x.blocks_per_sm
+    waves = x.blocks / per_wave
+    terms = _terms(x, d, math.ceil(x.blocks / sms), math.ceil(waves))
+    key, work = _deciding(terms)
+    if key == "issue":  # a pipe that takes most issue slots names the bound (FP32, SFU...)
+        pipe = max(PIPES, key=terms.get)
+        if terms[pipe] >= 0.8 * terms["issue"]:
+            key = pipe
+    smooth = _terms(x, d, max(x.blocks / sms, 1), max(waves, 1))  # without whole rounds
+    _, work_smooth = _deciding(smooth)
+    bound = terms["limit"] if key == "latency" else key
+    if (key in PER_SM or key == "latency") and work > 1.2 * work_smooth:
+        bound = "tail"
+    launch = d.kernel_min_us * 1e-6
+    total = work + launch
+    if launch >= work:
+        bound = "launch"
+    breakdown = {k: v for k, v in terms.items() if k != "limit"}
+    breakdown["launch"] = launch
+    if bound == "tail":
+        breakdown["tail"] = work - work_smooth
+    if bound == "issue" and key == "latency":
+        pipe = max(PIPES, key=terms.get)
+        if terms[pipe] >= 0.8 * terms["issue"]:
+            key = bound = pipe
+    text = explain(bound, key, x, d, terms, total, waves, work)
+    return Estimate(total, PUBLIC.get(bound, bound), text, breakdown, waves)
+
+
+def _rate(bytes_: float, seconds: float) -> str:
+    return f"{bytes_ / seconds / 1e12:.1f} TB/s" if seconds else "-"
+
+
+def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves: float,
+            work: float) -> str:
+    """One line with numbers for a participant."""
+    t = x.traffic
+    share = f"{work / total:.0%} of the time"
+    resident = x.blocks_per_sm * x.warps_per_block
+    per_scheduler = min(resident, math.ceil(x.blocks / d.sm_count) * x.warps_per_block) / 4
+    if bound == "launch":
+        return (f"launch-bound: the work ({work * 1e6:.1f} us) is shorter than the fixed cost "
+                f"of a launch ({d.kernel_min_us:.1f} us)")
+    if bound == "tail":
+        return (f"tail: {waves:.2f} waves of {d.sm_count} x {x.blocks_per_sm} blocks; the last "
+                f"wave keeps only part of the SMs busy ({share})")
+    if bound == "memory":
+        moved = t.dram_read_bytes + t.dram_write_bytes
+        if key == "latency" and work > 1.05 * terms["memory"]:  # Hong & Kim's memory case
+            return (f"memory-bound: {moved / 1e6:.0f} MB from DRAM at {_rate(moved, work)} of "
+                    f"{_rate(moved, terms['memory'])}: the work between a warp's loads is not "
+                    f"hidden ({per_scheduler:g} warps per scheduler), {share}")
+        return (f"memory-bound: {moved / 1e6:.0f} MB from DRAM at "
+                f"{_rate(moved, terms['memory'])}, {share}")
+    if bound == "L2":
+        moved = t.l2_read_bytes + t.l2_write_bytes
+        return (f"L2-bound: {moved / 1e6:.0f} MB through L2 at {d.l2_read_gbs / 1e3:.1f} TB/s, "
+                f"{share}")
+    if bound == "L1/LSU":
+        requests = t.global_load_requests + t.global_store_requests
+        per = (t.global_load_sectors + t.global_store_sectors) / requests if requests else 0
+        return (f"L1/LSU-bound: {t.global_lines + t.local_lines:.3g} 128-byte lines through L1 "
+                f"({per:.1f} sectors per request), {share}")
+    if bound == "shared-memory wavefronts":
+        return (f"shared-memory-bound: {t.shared_wavefronts:.3g} wavefronts at "
+                f"{d.shared_bytes_per_clk_per_sm / 128:g} per clock per SM, {share}")
+    if bound in ("latency", "barrier"):
+        _, _, load = _latency(x, d)
+        w = max(x.warps, 1)
+        if bound == "barrier":
+            return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
+                    f"warp with {per_scheduler:g} warps per scheduler, {share}")
+        return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
+                f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
+    if bound in ("atomics", "shared atomics"):
+        return (f"atomics-bound: {t.global_atomics:.3g} atomics, {t.hot_address_atomics:.3g} "
+                f"on the busiest address, {share}")
+    if key in PIPES:
+        classes, rate = PIPES[key]
+        n = sum(x.classes.get(c, 0) for c in classes)
+        return (f"{PUBLIC.get(key, key)}-bound: {n:.3g} {key} warp instructions at "
+                f"{getattr(d, rate):g} per clock per SM, {share}")
+    return (f"issue-bound: {x.issued:.3g} warp instructions at {d.issue_per_clk_per_sm:g} per "
+            f"clock per SM, {share}")

@@ -1,0 +1,137 @@
+"""Run a sample of a launch's blocks on the emulator, with the trace and the instruction
+counter on.
+
+A full-size launch (a 2^26-element reduction, a 4096^3 SGEMM) is far too long to emulate in
+full, and its blocks mostly do the same work, so the model emulates runs of consecutive
+blocks spread over the grid (the first and the last, then the middle, the quarters, ...)
+and scales what they did by total / sampled blocks. Runs of neighbours, rather than single
+blocks, keep the sharing between neighbouring blocks (halos, tiles of one row) that the
+cache model needs. Sampling stops at a thread budget or a time budget, whichever comes
+first; a grid within the thread budget runs in full.
+
+A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
+there and extrapolated from the fraction of its loops it completed (:mod:`.progress`).
+
+Hand-written: sampling a GPU launch by blocks is specific to this emulator.
+
+>>> plan_runs(100, 10, runs=4)
+[(0, 10), (90, 10), (40, 10), (20, 10)]
+>>> plan_runs(5, 10)
+[(0, 5)]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..emu.counts import InstructionCounter
+from ..emu.trace import Trace
+from ..errors import KernelTimeout
+from .progress import fraction_done
+
+THREADS = 32768  # threads emulated at most
+SECONDS = 2.5  # emulation time after which no further run starts
+RUNS = 8  # runs of consecutive blocks spread over the grid
+CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
+PROBE_TIMEOUT = 30.0  # seconds a block may take when its loops cannot be extrapolated
+
+
+def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
+    """Up to ``runs`` runs of ``per_run`` consecutive blocks: first, last, then by halving."""
+    if nblocks <= per_run * 2:
+        return [(0, nblocks)]
+    slots = max(1, nblocks // per_run)
+    order = [0, slots - 1]
+    step = slots - 1
+    while len(order) < min(runs, slots) and step > 1:
+        order += [k for k in range(step // 2, slots, step) if k not in order]
+        step //= 2
+    order = list(dict.fromkeys(order))[:min(runs, slots)]
+    return [(nblocks - per_run if k == slots - 1 else k * per_run, per_run) for k in order]
+
+
+@dataclass
+class Sample:
+    """What the emulated blocks did."""
+
+    trace: Trace
+    counter: InstructionCounter
+    runs: list[tuple[int, int]]
+    total_blocks: int
+    seconds: float
+    done: float = 1.0  # the part of its work the sample did (less: a block stopped early)
+
+    @property
+    def sampled_blocks(self) -> int:
+        return sum(n for _, n in self.runs)
+
+    @property
+    def scale(self) -> float:
+        """The factor from the sample's counts to the launch's: total over sampled blocks,
+        over the part of their work done."""
+        return self.total_blocks / self.sampled_blocks / self.done
+
+
+def _merged(runs) -> list[tuple[int, int]]:
+    """Sorted runs, neighbours joined."""
+    out: list[list[int]] = []
+    for first, count in sorted(runs):
+        if out and out[-1][0] + out[-1][1] == first:
+            out[-1][1] += count
+        else:
+            out.append([first, count])
+    return [(f, c) for f, c in out]
+
+
+def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
+               seconds: float = SECONDS) -> Sample:
+    """Emulate a sample of ``function``'s blocks (an emulator function) with its arguments.
+
+    The first block runs alone and is timed; the sample then takes as many more blocks as
+    the thread budget and the time left allow (a batch of blocks costs about as much as one
+    block until some thousands of lanes), spread over the grid, in one launch.
+    """
+    nblocks = grid[0] * grid[1] * grid[2]
+    tpb = block[0] * block[1] * block[2]
+    pad = -(-tpb // 32) * 32
+    budget = max(1, threads // pad)
+    trace, counter = Trace(), InstructionCounter()
+
+    def emulate(runs, timeout=PROBE_TIMEOUT):
+        function(*args, grid=grid, block=block, shared=shared, trace=trace, counter=counter,
+                 racecheck=False, blocks=runs, timeout=timeout)
+
+    start = time.perf_counter()
+    first = nblocks if nblocks <= budget and nblocks * pad <= CHEAP else 1
+    try:
+        emulate([(0, first)], timeout=seconds)
+    except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
+        frame = getattr(stop, "frame", None)
+        done = fraction_done(frame, counter) if frame is not None else None
+        if done is not None and 0 < done < 1:
+            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
+                          done)
+        trace, counter = Trace(), InstructionCounter()
+        emulate([(0, first)])
+    if first == nblocks:
+        return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
+    probe = time.perf_counter() - start
+    affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
+    more = max(0, min(affordable, budget - 1, nblocks - 1))
+    runs = []
+    if more >= nblocks - 1:
+        runs = [(1, nblocks - 1)] if nblocks > 1 else []
+    elif more:
+        per_run = max(1, (more + 1) // RUNS)
+        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // per_run))
+        runs = [(max(f, 1), c - (1 if f == 0 else 0)) for f, c in runs if (f, c) != (0, 1)]
+        runs = [(f, c) for f, c in runs if c > 0]
+    ran = []
+    for k in range(0, len(runs), 2):  # two runs per launch, while time is left
+        if ran and time.perf_counter() - start > seconds:
+            break
+        emulate(runs[k:k + 2])
+        ran += runs[k:k + 2]
+    done = _merged([(0, 1), *ran])
+    return Sample(trace, counter, done, nblocks, time.perf_counter() - start)

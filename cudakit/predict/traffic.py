@@ -1,0 +1,266 @@
+"""Memory traffic of a launch from its sampled trace: L1/LSU work, shared-memory wavefronts,
+and a cache model for the bytes that reach L2 and DRAM.
+
+Hand-written: no library turns a GPU memory trace into L1/L2/DRAM traffic; the rules below
+are the usual first-order cache model (compulsory plus capacity misses), kept short so a
+participant can follow them.
+
+Counting (the same rules as ``cudakit.analyze``, :mod:`cudakit.analysis.counting`): a global
+request moves each 32-byte sector its active lanes touch once and looks up each 128-byte line
+once; shared memory costs the wavefronts of its bank rule.
+
+Cache rules (each count from the sample, scaled by total / sampled blocks):
+
+1. **L1** (per SM, what shared memory leaves of it, split over the resident blocks): a block
+   re-reading a sector it already read hits in L1 when its load footprint fits its share;
+   when it does not, the fraction that fits hits. Stores and atomics go through to L2.
+2. **DRAM reads, compulsory**: every distinct sector read is fetched once, per allocation
+   at most the allocation's size (all blocks together cannot read more than the array).
+3. **DRAM reads, capacity**: when the kernel's whole footprint exceeds the L2, each wave
+   of blocks fetches its own working set again (the blocks resident together share through
+   L2; data reused by a later wave was evicted in between). The wave's working set is the
+   sample's distinct sectors per block, with the sharing seen between neighbouring blocks of
+   a run, times the blocks of a wave.
+4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
+   writes of one sector).
+5. A device without L2 (the C1060) sends every request's sectors to DRAM.
+
+>>> import numpy as np
+>>> pair_keys(np.array([0, 1]), np.array([5, 5])).tolist()
+[5, 68719476741]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis import counting
+from ..emu.memory import HEAP_BASE
+from ..emu.trace import AccessBatch
+
+SECTOR = counting.SECTOR
+_SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap)
+ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread subset)
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values (a sort: faster than ``np.unique``'s hash for millions)."""
+    ordered = np.sort(values)
+    if ordered.size:
+        ordered = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+    return ordered
+
+
+def pair_keys(owner: np.ndarray, sector: np.ndarray) -> np.ndarray:
+    """One int64 per (block or run, sector) pair, for counting distinct pairs."""
+    return (owner.astype(np.int64) << _SHIFT) | sector.astype(np.int64)
+
+
+@dataclass
+class Traffic:
+    """Scaled totals of one launch (bytes, sectors, requests, wavefronts)."""
+
+    global_load_requests: float = 0.0
+    global_store_requests: float = 0.0
+    global_load_sectors: float = 0.0
+    global_store_sectors: float = 0.0
+    global_lines: float = 0.0
+    local_lines: float = 0.0
+    shared_wavefronts: float = 0.0
+    shared_atomic_slots: float = 0.0
+    global_atomics: float = 0.0
+    hot_address_atomics: float = 0.0
+    l1_hit_bytes: float = 0.0
+    l2_read_bytes: float = 0.0
+    l2_write_bytes: float = 0.0
+    dram_read_bytes: float = 0.0
+    dram_write_bytes: float = 0.0
+    footprint_bytes: float = 0.0
+
+
+def _lane_sectors(batch):
+    """The distinct sectors each warp touches: (warp row, sector) pairs, sectors counted
+    from the heap's start (a straddling lane adds its last sector)."""
+    first = batch.address // np.uint64(SECTOR)
+    last = (batch.address + np.uint64(batch.size - 1)) // np.uint64(SECTOR)
+    none = np.iinfo(np.uint64).max
+    both = np.concatenate([np.where(batch.mask, first, none),
+                           np.where(batch.mask & (last != first), last, none)], axis=1)
+    both.sort(axis=1)
+    new = np.ones(both.shape, bool)
+    new[:, 1:] = both[:, 1:] != both[:, :-1]
+    new &= both != none
+    rows, cols = np.nonzero(new)
+    return rows, (both[rows, cols] - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
+
+
+def _max_multiplicity(batch) -> np.ndarray:
+    """Per warp, the most lanes that hit one address (a shared atomic serialises on it)."""
+    marked = np.where(batch.mask, batch.address, np.iinfo(np.uint64).max)
+    ordered = np.sort(marked, axis=1)
+    best = np.zeros(batch.warps, np.int64)
+    run = np.ones(batch.warps, np.int64)
+    for k in range(1, 32):
+        same = (ordered[:, k] == ordered[:, k - 1]) & batch.mask.any(axis=1)
+        run = np.where(same, run + 1, 1)
+        best = np.maximum(best, np.where(ordered[:, k] != np.iinfo(np.uint64).max, run, 0))
+    return np.maximum(best, batch.mask.any(axis=1).astype(np.int64))
+
+
+def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
+    """The trace's batches joined per (space, op, size), each with the factor it stands for.
+
+    The counting rules work per warp, so one call over all warps of a kind gives the same
+    totals, much faster. Shared-memory kinds with more than ``limit`` warps keep a random
+    subset of their batches (a long tiled loop repeats the same accesses), scaled up; global
+    accesses are all kept, as the cache model needs every sector.
+    """
+    kinds: dict[tuple, list] = {}
+    for a in accesses:
+        kinds.setdefault((a.space, a.op, a.size), []).append(a)
+    out = []
+    rng = np.random.default_rng(0)
+    for (space, op, size), batches in kinds.items():
+        total = sum(b.warps for b in batches)
+        factor = 1.0
+        if space != "global" and total > limit:
+            keep = rng.random(len(batches)) < limit / total
+            keep[0] = True
+            batches = [b for b, k in zip(batches, keep, strict=True) if k]
+            factor = total / sum(b.warps for b in batches)
+        first = batches[0]
+        out.append((AccessBatch(first.kernel, 0, 0, -1, space, op, size,
+                                np.concatenate([b.block for b in batches]),
+                                np.concatenate([b.warp for b in batches]),
+                                np.concatenate([b.mask for b in batches]),
+                                np.concatenate([b.address for b in batches])), factor))
+    return out
+
+
+def thinned(batch, limit: int = ROWS) -> tuple[AccessBatch, float]:
+    """Every k-th warp of a batch of more than ``limit`` warps, and k: per-warp counts of
+    regular kernels repeat, so a spread subset gives the totals (shared-memory wavefronts of
+    a long tiled loop would otherwise cost seconds to sort)."""
+    if batch.warps <= limit:
+        return batch, 1.0
+    step = -(-batch.warps // limit)
+    rows = slice(None, None, step)
+    sub = AccessBatch(batch.kernel, batch.line, batch.column, batch.site, batch.space,
+                      batch.op, batch.size, batch.block[rows], batch.warp[rows],
+                      batch.mask[rows], batch.address[rows])
+    return sub, batch.warps / sub.warps
+
+
+class _Pairs:
+    """(block, sector) pairs of one kind of access, gathered over the trace."""
+
+    def __init__(self):
+        self.blocks: list[np.ndarray] = []
+        self.sectors: list[np.ndarray] = []
+
+    def add(self, blocks, sectors):
+        self.blocks.append(blocks)
+        self.sectors.append(sectors)
+
+    def arrays(self):
+        if not self.blocks:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(self.blocks), np.concatenate(self.sectors)
+
+
+def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float) -> float:
+    """Distinct sectors scaled to the launch, per allocation at most its size."""
+    sectors = distinct(sectors)
+    if not sectors.size:
+        return 0.0
+    bases = np.array([(int(b) - HEAP_BASE) // SECTOR for b in buffers], np.int64)
+    sizes = np.array([b.nbytes for b in buffers], np.float64)
+    order = np.argsort(bases)
+    bases, sizes = bases[order], sizes[order]
+    which = np.searchsorted(bases, sectors, side="right") - 1
+    inside = (which >= 0) & (sectors < bases[np.maximum(which, 0)] +
+                             -(-sizes[np.maximum(which, 0)] // SECTOR))
+    total = float(np.count_nonzero(~inside)) * SECTOR * scale  # __device__ arrays and such
+    counts = np.bincount(which[inside], minlength=bases.size)
+    return total + float(np.minimum(counts * SECTOR * scale, sizes).sum())
+
+
+def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
+            blocks_per_wave: int) -> Traffic:
+    """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`."""
+    t = Traffic()
+    scale = sample.scale
+    gx, gy = grid[0], grid[1]
+    loads, stores = _Pairs(), _Pairs()
+    atomic_addresses = []
+    for a, factor in grouped(sample.trace.accesses):
+        sub, k = thinned(a)
+        k *= factor
+        if a.space == "shared":
+            if a.op == "atom":
+                t.shared_atomic_slots += k * float(_max_multiplicity(sub).sum())
+            else:
+                t.shared_wavefronts += k * float(counting.wavefronts(sub).sum())
+            continue
+        if a.space == "local":
+            t.local_lines += k * float(counting.cache_lines(sub).sum())
+            continue
+        if a.space != "global":
+            continue
+        requests = k * float(counting.requests(sub).sum())
+        sectors = k * float(counting.sectors(sub).sum())
+        t.global_lines += k * float(counting.cache_lines(sub).sum())
+        bid = a.block[:, 0] + gx * (a.block[:, 1] + gy * a.block[:, 2])
+        rows, secs = _lane_sectors(a)
+        if a.op == "ld":
+            t.global_load_requests += requests
+            t.global_load_sectors += sectors
+            loads.add(bid[rows], secs)
+        elif a.op == "st":
+            t.global_store_requests += requests
+            t.global_store_sectors += sectors
+            stores.add(bid[rows], secs)
+        else:  # an atomic reads and writes its sector in L2
+            t.global_atomics += float(a.mask.sum())
+            t.global_store_requests += requests
+            t.global_store_sectors += sectors
+            stores.add(bid[rows], secs)
+            atomic_addresses.append(a.address[a.mask])
+    if atomic_addresses:
+        _, counts = np.unique(np.concatenate(atomic_addresses), return_counts=True)
+        t.hot_address_atomics = float(counts.max())
+    ld_blocks, ld_sectors = loads.arrays()
+    st_blocks, st_sectors = stores.arrays()
+    per_block = float(distinct(pair_keys(ld_blocks, ld_sectors)).size)
+    starts = np.array(sorted(first for first, _ in sample.runs), np.int64)
+    runs = np.searchsorted(starts, ld_blocks, side="right") - 1
+    per_run = float(distinct(pair_keys(runs, ld_sectors)).size)
+    sampled = sample.sampled_blocks
+    # rule 1: L1 hits of a block's re-reads
+    footprint_block = per_block / sampled * SECTOR
+    rereads = max(t.global_load_sectors - per_block, 0.0)
+    fits = 1.0 if footprint_block <= l1_bytes_per_block else l1_bytes_per_block / footprint_block
+    l2_read_sectors = t.global_load_sectors - rereads * fits
+    t.l1_hit_bytes = rereads * fits * SECTOR * scale
+    t.l2_read_bytes = l2_read_sectors * SECTOR * scale
+    t.l2_write_bytes = t.global_store_sectors * SECTOR * scale
+    # rules 2-5: DRAM
+    compulsory_read = _bytes_per_buffer(ld_sectors, buffers, scale)
+    t.dram_write_bytes = _bytes_per_buffer(st_sectors, buffers, scale)
+    t.footprint_bytes = compulsory_read + t.dram_write_bytes
+    if l2_bytes <= 0:
+        t.dram_read_bytes = t.l2_read_bytes
+        t.dram_write_bytes = t.l2_write_bytes
+    elif t.footprint_bytes <= l2_bytes:
+        t.dram_read_bytes = compulsory_read
+    else:
+        wave_set = min(compulsory_read, per_run / sampled * SECTOR * blocks_per_wave)
+        waves = sample.total_blocks / blocks_per_wave
+        t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
+    for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
+                 "global_store_sectors", "global_lines", "local_lines", "shared_wavefronts",
+                 "shared_atomic_slots", "global_atomics", "hot_address_atomics"):
+        setattr(t, name, getattr(t, name) * scale)
+    return t

@@ -1,0 +1,96 @@
+"""Kernels for the prediction tests: each one's counts follow from its source alone."""
+
+from __future__ import annotations
+
+SOURCE = r"""
+__global__ void fma_loop(const float *a, float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = a[i];
+#pragma unroll 16
+    for (int j = 0; j < k; j++) x = fmaf(x, 1.0001f, 0.5f);
+    b[i] = x;
+}
+__global__ void fma_half(float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = i;
+    if (threadIdx.x < 32 || (threadIdx.x >= 64 && threadIdx.x % 2 == 1)) {  // warp 1 idle
+        for (int j = 0; j < k; j++) x = fmaf(x, 1.0001f, 0.5f);
+    }
+    if (threadIdx.x < 64) b[i] = x;
+}
+__global__ void sines(float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = i;
+    for (int j = 0; j < k; j++) x = __sinf(x);
+    b[i] = x;
+}
+__global__ void barriers(float *b, int k) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = t;
+    for (int j = 0; j < k; j++) {
+        __syncthreads();
+        float v = s[(t + 1) % 256];
+        __syncthreads();
+        s[t] += v;
+    }
+    __syncthreads();
+    b[blockIdx.x * 256 + t] = s[t];
+}
+__global__ void four_loads(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float p = a[i], q = a[i + n], r = a[i + 2 * n], s = a[i + 3 * n];
+    b[i] = p + q + r + s;
+}
+__global__ void chain(const int *next, int *out, int steps) {
+    int p = threadIdx.x;
+    for (int k = 0; k < steps; k++) p = next[p];
+    out[threadIdx.x] = p;
+}
+__global__ void copy(const float *a, float *b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i];
+}
+__global__ void stencil(const float *u, float *v, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1)
+        v[y * nx + x] = 0.5f * u[y * nx + x] + 0.125f * (u[y * nx + x - 1] + u[y * nx + x + 1]
+                        + u[(y - 1) * nx + x] + u[(y + 1) * nx + x]);
+}
+__global__ void grid_sum(const float *a, float *out, int n) {
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        s += a[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+__global__ void atomic_sum(const float *a, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(out, a[i]);
+}
+__global__ void guarded_tile(const float *a, float *out, int n) {
+    __shared__ float t[4][128];
+    int i = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float v = 0.0f;
+        if (i + k * 128 < n) v = a[i + k * 128];
+        t[k][i] = v;
+    }
+    __syncthreads();
+    out[i] = t[0][i] + t[1][(i + 1) % 128] + t[2][i] + t[3][i];
+}
+__global__ void modulo(unsigned *a, unsigned b) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    a[i] = a[i] % b;
+}
+__global__ void uneven(const int *next, int *out) {
+    int p = threadIdx.x;
+    int steps = threadIdx.x < 32 ? 3 : 1;  // warp 0 waits three times, the others once
+    for (int k = 0; k < steps; k++) p = next[p];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = p;
+}
+__global__ void increment(float *a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] += 1.0f;
+}
+"""

@@ -1,0 +1,116 @@
+"""Instruction classes and memory periods counted by the emulator, against counts that follow
+from each kernel's source (k FMAs per thread -> k x warps FP32 warp instructions, ...)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cudakit import emu
+from cudakit.emu.counts import InstructionCounter, instruction_class
+
+from .conftest import SOURCE
+
+
+@pytest.fixture(scope="module")
+def module():
+    return emu.SourceModule(SOURCE, no_extern_c=True)
+
+
+def run(module, name, *args, grid, block):
+    counter = InstructionCounter()
+    module.get_function(name)(*args, grid=grid, block=block, counter=counter)
+    return counter
+
+
+def test_fma_loop_counts_k_per_warp(module):
+    k, grid, block = 37, (4,), (128,)
+    a = emu.to_device(np.ones(512, np.float32))
+    b = emu.mem_alloc(512 * 4)
+    c = run(module, "fma_loop", a, b, np.int32(k), grid=grid, block=block)
+    warps = 4 * 128 // 32
+    assert c.warps == warps
+    assert c.classes["fp32"] == k * warps
+    assert c.classes["ld.global"] == warps and c.classes["st.global"] == warps
+    assert c.classes["sfu"] == 0 and c.classes["barrier"] == 0
+    assert c.ops == c.counts.sum() - c.classes["free"]
+
+
+def test_a_warp_with_no_active_lane_issues_nothing(module):
+    k = 11
+    b = emu.mem_alloc(256 * 4)
+    c = run(module, "fma_half", b, np.int32(k), grid=(2,), block=(128,))
+    # per block: warps 0, 2 and 3 run the loop (warp 1 has no active lane there);
+    # the float conversion of i is not an FMA; only warps 0 and 1 store
+    assert c.classes["fp32"] == k * 3 * 2
+    assert c.classes["st.global"] == 2 * 2
+
+
+def test_sfu_and_barriers(module):
+    b = emu.mem_alloc(512 * 4)
+    c = run(module, "sines", b, np.int32(9), grid=(2,), block=(256,))
+    assert c.classes["sfu"] == 9 * 16
+    c = run(module, "barriers", b, np.int32(5), grid=(2,), block=(256,))
+    assert c.classes["barrier"] == (2 * 5 + 1) * 16
+    assert c.classes["ld.shared"] == (5 * 2 + 1) * 16  # v and s[t] per iteration, s[t] after
+
+
+def test_independent_loads_are_one_memory_period(module):
+    n = 256
+    a = emu.to_device(np.ones(4 * n, np.float32))
+    b = emu.mem_alloc(n * 4)
+    c = run(module, "four_loads", a, b, np.int32(n), grid=(2,), block=(128,))
+    assert c.warps == 8 and c.periods == 8
+
+
+def test_dependent_loads_are_one_period_each(module):
+    nxt = emu.to_device(np.roll(np.arange(64, dtype=np.int32), -1))
+    out = emu.mem_alloc(64 * 4)
+    c = run(module, "chain", nxt, out, np.int32(4), grid=(1,), block=(64,))
+    assert c.warps == 2 and c.periods == 4 * 2
+
+
+def test_a_block_waits_for_its_slowest_warp(module):
+    nxt = emu.to_device(np.roll(np.arange(128, dtype=np.int32), -1))
+    out = emu.mem_alloc(2 * 128 * 4)
+    c = run(module, "uneven", nxt, out, grid=(2,), block=(128,))
+    assert c.periods == 2 * (3 + 1 + 1 + 1)
+    assert c.slowest == (3.0, 0.0) and c.blocks == 2
+
+
+def test_a_guarded_copy_waits_once_per_warp(module):
+    a = emu.to_device(np.ones(1000, np.float32))
+    b = emu.mem_alloc(1000 * 4)
+    c = run(module, "copy", a, b, np.int32(1000), grid=(4,), block=(256,))
+    assert c.warps == 32 and c.periods == 32
+
+
+def test_guarded_loads_into_shared_memory_overlap(module):
+    # if (i + k * 128 < n) v = a[...]; t[k][i] = v;  four times: ptxas predicates the guarded
+    # loads and issues all four before the stores, so a warp waits once, then for t[...]
+    a = emu.to_device(np.ones(512, np.float32))
+    b = emu.mem_alloc(128 * 4)
+    c = run(module, "guarded_tile", a, b, np.int32(500), grid=(1,), block=(128,))
+    assert c.warps == 4 and c.periods == 4 and c.shared_periods == 4
+
+
+def test_an_integer_remainder_costs_what_ptxas_expands_it_into(module):
+    # sm_90 has no integer divide: a 32-bit unsigned % is 16 SASS instructions, one MUFU.RCP
+    # among them (the .text of such a kernel is 16 instructions longer than with an add)
+    a = emu.to_device(np.arange(256, dtype=np.uint32))
+    c = run(module, "modulo", a, np.uint32(7), grid=(2,), block=(128,))
+    assert c.classes["sfu"] == 8
+    assert c.classes["int"] + c.classes["imad"] >= 15 * 8
+
+
+def test_classes_of_opcodes():
+    assert instruction_class("fma.rn.f64") == "fp64"
+    assert instruction_class("mul.wide.s32") == "imad"
+    assert instruction_class("rsqrt.approx.f32") == "sfu"
+    assert instruction_class("cvt.rn.f32.s32") == "cvt"
+    assert instruction_class("shfl.sync.down.b32") == "shfl"
+    assert instruction_class("atom.shared.add.u32") == "atom.shared"
+    assert instruction_class("bar.sync") == "barrier"
+    assert instruction_class("bar.warp.sync") == "misc"
+    assert instruction_class("mov.u32", ["%r1", "%tid.x"]) == "int"
+    assert instruction_class("mov.f32", ["%f1", "%f2"]) == "free"

@@ -1,0 +1,156 @@
+"""Predictions of canonical kernels: the bound each one is known to have, and traffic that
+follows from the problem's size (a copy of n floats moves 8n bytes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cudakit
+from cudakit.analysis.analyze import device_args
+from cudakit.predict import Pointer, Prediction
+
+from .conftest import SOURCE
+
+N = 1 << 23
+
+
+def copy_args(n=N):
+    return [np.zeros(n, np.float32), np.zeros(n, np.float32), np.int32(n)]
+
+
+def test_a_copy_is_memory_bound_and_moves_its_bytes_once():
+    p = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,), args=copy_args())
+    assert isinstance(p, Prediction) and p.bound == "memory"
+    assert p.counts["dram_read_bytes"] == pytest.approx(4 * N, rel=0.001)
+    assert p.counts["dram_write_bytes"] == pytest.approx(4 * N, rel=0.001)
+    assert p.counts["blocks_total"] == N // 256 > p.counts["blocks_sampled"]
+    d = cudakit.predict.load("H100")
+    roofline = 8 * N / (d.dram_copy_gbs * 1e9) * 1e3 + d.kernel_min_us * 1e-3
+    assert roofline <= p.ms < 1.1 * roofline  # plus Hong & Kim's compute between waits
+    assert "memory-bound" in p.explanation and "MB from DRAM" in p.explanation
+    assert f"{p.ms:.3f} ms" in repr(p) and "<table>" in p._repr_html_()
+    assert p.occupancy == 1.0 and p.waves == pytest.approx(N // 256 / (132 * 8))
+
+
+def test_a_grid_stride_loop_reads_its_array_once():
+    n = 1 << 24
+    p = cudakit.predict(SOURCE, "grid_sum", grid=(132 * 8,), block=(256,),
+                        args=[np.ones(n, np.float32), np.zeros(132 * 8 * 256, np.float32),
+                              np.int32(n)])
+    assert p.counts["dram_read_bytes"] == pytest.approx(4 * n, rel=0.01)
+    assert p.bound == "memory", p.explanation
+
+
+def test_atomics_on_one_address_serialise():
+    n = 1 << 20
+    p = cudakit.predict(SOURCE, "atomic_sum", grid=(n // 256,), block=(256,),
+                        args=[np.ones(n, np.float32), np.zeros(1, np.float32), np.int32(n)])
+    assert p.counts["global_atomics"] == n and p.counts["hot_address_atomics"] == n
+    assert p.bound == "atomics", p.explanation
+    d = cudakit.predict.load("H100")
+    assert p.ms == pytest.approx(n / d.global_atomic_same_address_per_s * 1e3, rel=0.05)
+
+
+def test_an_fma_loop_without_memory_is_fp32_bound():
+    blocks, k = 132 * 16, 512
+    p = cudakit.predict(SOURCE, "fma_loop", grid=(blocks,), block=(256,),
+                        args=[np.zeros(blocks * 256, np.float32),
+                              np.zeros(blocks * 256, np.float32), np.int32(k)])
+    assert p.bound == "FP32", p.explanation
+    assert p.counts["warp_instructions"]["fp32"] == pytest.approx(k * blocks * 8)
+
+
+def test_a_pointer_chase_is_latency_bound():
+    n, steps = 1 << 20, 2000
+    order = np.random.default_rng(1).permutation(n).astype(np.int32)
+    nxt = np.empty(n, np.int32)
+    nxt[order] = np.roll(order, -1)  # one cycle through the whole array
+    p = cudakit.predict(SOURCE, "chain", grid=(1,), block=(1,),
+                        args=[nxt, np.zeros(1, np.int32), np.int32(steps)])
+    assert p.bound == "latency", p.explanation
+    assert p.counts["memory_periods_per_warp"] == steps
+    d = cudakit.predict.load("H100")
+    assert p.ms > steps * d.l2_latency_cycles / d.clock_hz * 1e3  # each step waits
+
+
+def test_a_tiny_launch_is_launch_bound():
+    p = cudakit.predict(SOURCE, "copy", grid=(1,), block=(32,), args=copy_args(32))
+    assert p.bound == "launch"
+    launch = cudakit.predict.load("H100").kernel_min_us * 1e-3
+    assert launch < p.ms < 1.2 * launch
+
+
+def test_a_launch_of_1_1_waves_is_a_tail():
+    n = 1 << 12
+    nxt = np.roll(np.arange(n, dtype=np.int32), -1)
+    blocks = 132 * 2 + 26  # 1024-thread blocks, 2 per SM: 1.1 waves
+    p = cudakit.predict(SOURCE, "chain", grid=(blocks,), block=(1024,),
+                        args=[nxt, np.zeros(1024, np.int32), np.int32(50)])
+    assert p.waves == pytest.approx(blocks / 264)
+    assert p.bound == "tail" and "1.10 waves" in p.explanation
+
+
+def test_the_same_array_twice_is_one_buffer_and_pointers_offset_into_it():
+    from cudakit import emu
+
+    a = np.arange(64, dtype=np.float32)
+    values, buffers = device_args(emu, [a, a, Pointer(a, 16), np.int32(3)])
+    assert len(buffers) == 1
+    assert int(values[0]) == int(values[1]) == int(buffers[0])
+    assert int(values[2]) == int(buffers[0]) + 16
+    assert emu.from_device(buffers[0], (64,), np.float32).tolist() == a.tolist()
+
+
+def test_in_place_kernel_reads_and_writes_one_array():
+    a = np.zeros(N, np.float32)
+    p = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,),
+                        args=[a, a, np.int32(N)])
+    assert p.counts["footprint_bytes"] == pytest.approx(8 * N, rel=0.001)  # 4N read, 4N written
+
+
+def test_other_devices_price_the_same_traffic_with_their_figures():
+    c1060 = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,), args=copy_args(),
+                            device="C1060")
+    d = cudakit.predict.load("C1060")
+    assert c1060.bound == "memory"
+    roofline = 8 * N / (d.dram_copy_gbs * 1e9) * 1e3
+    assert roofline < c1060.ms < 1.1 * roofline
+    a100 = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,), args=copy_args(),
+                           device="a100")
+    assert a100.device == "A100" and a100.ms > 8 * N / 2039e9 * 1e3
+
+
+def test_copies_take_latency_plus_bytes_over_bandwidth():
+    d = cudakit.predict.load("H100")
+    big = cudakit.predict_copy(1 << 30, "htod")
+    assert big.bound == "PCIe"
+    assert big.ms == pytest.approx(d.copy_latency_us * 1e-3 + (1 << 30) / d.h2d_pinned_gbs / 1e6)
+    assert cudakit.predict_copy(1 << 30, "dtoh", pinned=False).ms > \
+        cudakit.predict_copy(1 << 30, "dtoh").ms
+    small = cudakit.predict_copy(1024, "dtoh")
+    assert small.ms == pytest.approx(d.copy_latency_us * 1e-3, rel=0.01)
+    assert cudakit.predict_copy(1 << 28, "dtod").ms == pytest.approx(
+        d.copy_latency_us * 1e-3 + 2 * (1 << 28) / d.dram_copy_gbs / 1e6)
+
+
+def test_a_cuda_cell_kernel_and_a_compiled_module_are_accepted():
+    src = "__global__ void scale(float *x, float a, int n) {\n" \
+          "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] *= a;\n}\n"
+    args = [np.zeros(1 << 20, np.float32), np.float32(2), np.int32(1 << 20)]
+    kernel = cudakit.load(src, options=["-O3"])["scale"]
+    by_kernel = cudakit.predict(kernel, grid=(4096,), block=(256,), args=args)
+    by_module = cudakit.predict(cudakit.compile(src), "scale", grid=(4096,), block=(256,),
+                                args=args)
+    assert by_kernel.counts["dram_read_bytes"] == by_module.counts["dram_read_bytes"] == 4 << 20
+    assert by_kernel.what.startswith("scale<<<")
+
+
+def test_a_single_long_thread_is_extrapolated_in_seconds():
+    n, steps = 1 << 16, 1 << 22  # minutes to emulate step by step
+    nxt = np.roll(np.arange(n, dtype=np.int32), -1)
+    p = cudakit.predict(SOURCE, "chain", grid=(1,), block=(1,),
+                        args=[nxt, np.zeros(1, np.int32), np.int32(steps)])
+    assert p.counts["sample_seconds"] < 10
+    assert p.counts["memory_periods_per_warp"] == pytest.approx(steps, rel=0.02)
+    assert p.bound == "latency"
