@@ -9,7 +9,8 @@ predicted on a machine without one from the CPU emulator's counts.
 ``cudakit.predict(source, name, grid=, block=, args=)`` is this module called as a function;
 ``cudakit.predict.Pointer(array, offset_bytes)`` passes a pointer into an array. Parts:
 ``sample`` (which blocks to emulate), ``traffic`` (L1/L2/DRAM cache model), ``model`` (the
-time), ``device`` (figures per GPU, ``devices/*.json``), ``result`` (``Prediction``), ``api``.
+time), ``device`` (figures per GPU, ``devices/*.json``), ``result`` (``Prediction``), ``api``,
+``stored`` (the labs' H100 measurements beside their predictions).
 No library predicts GPU time from an emulator's trace, so all of it is written here; the
 rules are in ``README.md`` beside this file.
 """
@@ -22,8 +23,10 @@ import types
 from .api import Pointer, predict, predict_copy
 from .device import Device, known, load
 from .result import Prediction
+from .stored import Comparison, lab_comparison
 
-__all__ = ["Device", "Pointer", "Prediction", "known", "load", "predict", "predict_copy"]
+__all__ = ["Comparison", "Device", "Pointer", "Prediction", "known", "lab_comparison", "load",
+           "predict", "predict_copy"]
 
 
 class _CallableModule(types.ModuleType):
