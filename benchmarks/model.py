@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cudakit.predict.replay import Replay
+
 FIXTURE = Path(__file__).parent / "fixtures" / "h100_lab_launches.jsonl.gz"
 
 
@@ -47,6 +49,7 @@ class Region:
     sources: dict[str, str]
     measured: list[float] = field(default_factory=list)
     predicted: float | None = None
+    bound: str = ""  # of the operation that takes longest
     note: str = ""
 
     @property
@@ -150,61 +153,18 @@ def load_predictor() -> tuple[Callable, Callable, type]:
     return predict, predict_copy, pointer
 
 
-def scalar(arg: dict):
-    """A recorded scalar argument as the NumPy scalar of its C type."""
-    from cudakit.signature import parse_type
-
-    dtype = parse_type(arg["type"]).dtype
-    if dtype is None:
-        raise ValueError(f"no NumPy type for the parameter type {arg['type']!r}")
-    value = arg["value"]
-    return np.array(tuple(value) if isinstance(value, list) else value, dtype=dtype)[()]
-
-
-class Replay:
-    """Predicts regions; identical launches and copies are predicted once."""
-
-    def __init__(self, device: str = "H100", predictor=None):
-        self.device = device
-        self.predict, self.predict_copy, self.Pointer = predictor or load_predictor()
-        self.cache: dict[str, float] = {}
-
-    def op_ms(self, op: dict, sources: dict[str, str], buffers: dict[int, np.ndarray]) -> float:
-        key = json.dumps([op, sources.get(op.get("source"), "")], sort_keys=True)
-        if key not in self.cache:
-            if op["op"] == "memcpy":
-                pinned = True if op["pinned"] is None else op["pinned"]
-                result = self.predict_copy(op["bytes"], direction=op["direction"],
-                                           pinned=pinned, device=self.device)
-            else:
-                result = self.predict(sources[op["source"]], op["kernel"], grid=tuple(op["grid"]),
-                                      block=tuple(op["block"]), shared=op["shared"],
-                                      args=self.arguments(op["args"], buffers),
-                                      device=self.device)
-            self.cache[key] = float(result.ms)
-        return self.cache[key]
-
-    def arguments(self, args: list[dict], buffers: dict[int, np.ndarray]) -> tuple:
-        values = []
-        for arg in args:
-            if "alloc" not in arg:
-                values.append(scalar(arg))
-                continue
-            array = buffers.get(arg["alloc"])
-            if array is None:
-                size = max(arg["size"], arg["offset"] + 16)
-                array = buffers[arg["alloc"]] = np.zeros(size, np.uint8)
-            values.append(self.Pointer(array, arg["offset"]) if arg["offset"] else array)
-        return tuple(values)
-
-    def region(self, region: Region) -> None:
-        buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
-        try:
-            region.predicted = sum(self.op_ms(op, region.sources, buffers) for op in region.ops)
-        except Exception as exc:  # one region's failure is reported, the others still count
-            region.note = f"prediction failed: {type(exc).__name__}: {str(exc)[:200]}"
-        if region.predicted is not None and len({op["stream"] for op in region.ops}) > 1:
-            region.note = "several streams: the prediction is their sum, without overlap"
+def replay(region: Region, replayer: Replay) -> None:
+    """Predict ``region`` (its ``predicted`` and ``note``); a failure is noted, not raised."""
+    try:
+        result = replayer.region(region.ops, region.sources)
+    except Exception as exc:  # one region's failure is reported, the others still count
+        region.note = f"prediction failed: {type(exc).__name__}: {str(exc)[:200]}"
+        return
+    region.predicted = result.ms
+    longest = max(result.parts, key=lambda part: part[1].ms)[1] if result.parts else None
+    region.bound = getattr(longest, "bound", "")
+    if result.streams > 1:
+        region.note = "several streams: the prediction is their sum, without overlap"
 
 
 def sequences(regions: list[Region]) -> list[dict]:
@@ -262,16 +222,17 @@ def table(regions: list[Region]) -> str:
 def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=None) -> dict:
     """Group, replay and summarise a recording; the dict ``--json`` writes."""
     regions, skipped = group(read_lines(path), engine)
-    replay = Replay(device, predictor)
+    replayer = Replay(device, predictor or load_predictor())
     for region in regions:
-        replay.region(region)
+        replay(region, replayer)
     return {
         "recording": str(path), "engine": engine, "device": device,
         "summary": summary(regions, skipped), "sequences": sequences(regions),
         "regions": [{"lab": r.label, "cell": r.cell, "kind": r.kind, "kernels": r.kernels(),
                      "config": r.config(), "measured_ms": r.measured_ms,
                      "measurements": len(r.measured), "predicted_ms": r.predicted,
-                     "error_pct": r.error, "note": r.note} for r in regions],
+                     "error_pct": r.error, "bound": r.bound, "note": r.note}
+                    for r in regions],
         "table": table(regions),
     }
 
@@ -283,6 +244,8 @@ def main(argv=None) -> int:
                         help="which lines to use (emu: only to test this script)")
     parser.add_argument("--device", default="H100")
     parser.add_argument("--json", default=None, metavar="FILE")
+    parser.add_argument("--labs-json", default=None, metavar="FILE",
+                        help="write the labs' stored comparison (labs/h100_predicted.json)")
     options = parser.parse_args(argv)
     path = Path(options.recording)
     if not path.exists():
@@ -298,6 +261,12 @@ def main(argv=None) -> int:
           f"{s['sequences_in_order']} of {s['sequences']}; left out: {s['skipped_lines']}")
     if options.json:
         Path(options.json).write_text(json.dumps(result, indent=1) + "\n")
+    if options.labs_json:
+        keep = ("lab", "cell", "kernels", "config", "measured_ms", "predicted_ms", "bound")
+        stored = {"device": options.device, "recording": path.name,
+                  "regions": [{k: r[k] for k in keep} for r in result["regions"]
+                              if r["predicted_ms"] is not None]}
+        Path(options.labs_json).write_text(json.dumps(stored, indent=0) + "\n")
     return 0
 
 

@@ -30,8 +30,8 @@ def __getattr__(name: str):
     if name.startswith("memcpy_") and callable(value):
         from . import record
 
-        if record.folder() is not None:  # CUDAKIT_RECORD_LAUNCHES: copies in timed regions
-            value = record.recording_copy(name, value)
+        if record.folder() is not None or backend_name() == "emu":  # copies in timed regions
+            value = record.recording_copy(name, value)  # (recorded, or predicted on the emulator)
     if name == "Event":
         from . import record
 

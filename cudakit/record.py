@@ -83,6 +83,10 @@ class Region:
         else:
             self.dropped += 1
 
+    def records(self) -> list[dict]:
+        """The operations as JSON records (and ``sources`` filled in)."""
+        return [_op(self, op) for op in self.ops]
+
     def stream(self, stream) -> int:
         if stream is None:
             return 0
@@ -138,12 +142,16 @@ def is_pinned(array) -> bool | None:
     return False if hasattr(array, "nbytes") else None
 
 
-def start(kind: str) -> Region | None:
-    """Open a region to measure, or None when not recording or inside another region."""
+def start(kind: str, *, capture: bool = False) -> Region | None:
+    """Open a region to measure, or None inside another region or when not recording.
+
+    ``capture``: open it even without ``CUDAKIT_RECORD_LAUNCHES`` (nothing is written then):
+    on the emulator :func:`cudakit.benchmark` keeps its operations to predict their GPU time.
+    """
     global _open
     if _open is not None and _open.kind == "events":
         event_waited(None)  # a region of raw events ends where a timer or benchmark begins
-    if _open is not None or folder() is None:
+    if _open is not None or (folder() is None and not capture):
         return None
     flush()
     _open = Region(kind)
@@ -162,7 +170,8 @@ def finish(region: Region | None, **measured) -> None:
     if region is None or _open is not region:
         return
     abandon(region)
-    _quietly(_write, region, measured)
+    if folder() is not None:
+        _quietly(_write, region, measured)
 
 
 # Regions timed with raw events (``start.record(); ...; stop.synchronize();
@@ -274,7 +283,7 @@ def _write(region: Region, measured: dict) -> None:
     line = {"engine": _engine(), "label": label, "seq": _sequence[label], "cell": region.cell,
             "kind": region.kind}
     line.update(measured)
-    ops = [_op(region, op) for op in region.ops]
+    ops = region.records()
     line.update(sources=region.sources, ops=ops, ops_dropped=region.dropped)
     lines.append(json.dumps(line))
     with path.open("a") as f:

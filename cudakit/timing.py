@@ -17,7 +17,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -151,6 +151,19 @@ class Benchmark:
     samples: np.ndarray
     emulated: bool = False
     host: bool = False
+    operations: object = field(default=None, repr=False)  # on the emulator: one call's work
+
+    @functools.cached_property
+    def predicted(self):
+        """On the emulator: the H100's predicted time of one call of the function
+        (:func:`cudakit.predict.replay.predict_region` on its launches and copies); None on a
+        GPU, for host-clock benchmarks and for functions that did no device work."""
+        if self.operations is None or not self.operations.ops:
+            return None
+        from .predict.replay import predict_region
+
+        ops = self.operations.records()
+        return predict_region(ops, self.operations.sources)
 
     @property
     def min(self) -> float:
@@ -171,6 +184,9 @@ class Benchmark:
     def __repr__(self) -> str:
         clock = "host clock" if self.host else "CUDA events"
         note = ", emulated on the CPU, not GPU time" if self.emulated and not self.host else ""
+        predicted = self.predicted
+        if predicted is not None:
+            note += f"; predicted on the {predicted.device}: {predicted.ms:.4f} ms, {predicted.why}"
         return (
             f"<Benchmark median {self.median:.4f} ms (min {self.min:.4f}, max {self.max:.4f}; "
             f"{len(self.samples)} runs, {clock}{note})>"
@@ -199,7 +215,9 @@ def benchmark(
         raise ValueError(f"need repeat >= 1 and warmup >= 0, got repeat={repeat}, warmup={warmup}")
     from . import record
 
-    region = record.start("benchmark")  # CUDAKIT_RECORD_LAUNCHES: the first timed call's work
+    # the first timed call's work: recorded (CUDAKIT_RECORD_LAUNCHES), or kept on the emulator
+    # to predict its GPU time
+    region = record.start("benchmark", capture=not host and _emulated())
     try:
         result = _benchmark(fn, warmup, repeat, stream, host, region)
     except BaseException:
@@ -208,6 +226,8 @@ def benchmark(
     clock = "host" if result.host else "events"
     record.finish(region, clock=clock, median_ms=result.median, min_ms=result.min,
                   max_ms=result.max, samples=len(result.samples))
+    if result.emulated and region is not None and not region.dropped:
+        result.operations = region
     return result
 
 

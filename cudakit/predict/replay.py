@@ -1,0 +1,114 @@
+"""Recorded device work (launches and copies, in :mod:`cudakit.record`'s format) replayed
+through the model: the GPU time of a whole timed region.
+
+``benchmarks/model.py`` replays the H100's recordings of the labs with it, and on the emulator
+``cudakit.benchmark(...).predicted`` replays the work of one call of the timed function.
+Each launch runs on zero-filled buffers of the recorded allocation sizes (one array per
+allocation, so a buffer passed twice stays one buffer; pointers inside an allocation become
+:class:`~cudakit.predict.api.Pointer`); identical operations are predicted once.
+
+>>> r = predict_region([{"op": "memcpy", "direction": "htod", "bytes": 1 << 30, "pinned": True,
+...                      "async": False, "stream": 0}], {})
+>>> round(r.ms, 1), r.why.split(":")[0]
+(21.6, 'memcpy htod 1024 MiB')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def scalar(arg: dict):
+    """A recorded scalar argument as the NumPy scalar of its C type."""
+    from ..signature import parse_type
+
+    dtype = parse_type(arg["type"]).dtype
+    if dtype is None:
+        raise ValueError(f"no NumPy type for the parameter type {arg['type']!r}")
+    value = arg["value"]
+    return np.array(tuple(value) if isinstance(value, list) else value, dtype=dtype)[()]
+
+
+def describe(op: dict) -> str:
+    """A short name of one recorded operation."""
+    if op["op"] == "memcpy":
+        return f"memcpy {op['direction']} {op['bytes'] / 2**20:.4g} MiB"
+    return op["kernel"]
+
+
+@dataclass
+class RegionPrediction:
+    """The predicted time of a region: the sum over its operations (one stream)."""
+
+    ms: float
+    device: str
+    parts: list[tuple[str, object]] = field(default_factory=list)  # (operation, Prediction)
+    streams: int = 1
+
+    @property
+    def why(self) -> str:
+        """The operation that takes longest, and its explanation."""
+        name, longest = max(self.parts, key=lambda part: part[1].ms)
+        share = longest.ms / self.ms if self.ms else 1.0
+        return f"{name}: {longest.explanation}" + (
+            f" ({share:.0%} of the region)" if len(self.parts) > 1 else "")
+
+
+class Replay:
+    """Predicts recorded operations; identical launches and copies are predicted once.
+
+    ``predictor``: (predict, predict_copy, Pointer), by default cudakit's own.
+    """
+
+    def __init__(self, device: str = "H100", predictor=None):
+        if predictor is None:
+            from .api import Pointer, predict, predict_copy
+
+            predictor = (predict, predict_copy, Pointer)
+        self.device = device
+        self.predict, self.predict_copy, self.Pointer = predictor
+        self.cache: dict[str, object] = {}
+
+    def op(self, op: dict, sources: dict[str, str], buffers: dict[int, np.ndarray]):
+        """The prediction of one operation."""
+        key = json.dumps([op, sources.get(op.get("source"), "")], sort_keys=True)
+        if key not in self.cache:
+            if op["op"] == "memcpy":
+                pinned = True if op["pinned"] is None else op["pinned"]
+                self.cache[key] = self.predict_copy(op["bytes"], direction=op["direction"],
+                                                    pinned=pinned, device=self.device)
+            else:
+                self.cache[key] = self.predict(
+                    sources[op["source"]], op["kernel"], grid=tuple(op["grid"]),
+                    block=tuple(op["block"]), shared=op["shared"],
+                    args=self.arguments(op["args"], buffers), device=self.device)
+        return self.cache[key]
+
+    def arguments(self, args: list[dict], buffers: dict[int, np.ndarray]) -> tuple:
+        values = []
+        for arg in args:
+            if "alloc" not in arg:
+                values.append(scalar(arg))
+                continue
+            array = buffers.get(arg["alloc"])
+            if array is None:
+                size = max(arg["size"], arg["offset"] + 16)
+                array = buffers[arg["alloc"]] = np.zeros(size, np.uint8)
+            values.append(self.Pointer(array, arg["offset"]) if arg["offset"] else array)
+        return tuple(values)
+
+    def region(self, ops: list[dict], sources: dict[str, str]) -> RegionPrediction:
+        """The predicted time of a region's operations, summed."""
+        buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
+        parts = [(describe(op), self.op(op, sources, buffers)) for op in ops]
+        return RegionPrediction(sum(float(p.ms) for _, p in parts), self.device, parts,
+                                len({op.get("stream", 0) for op in ops}))
+
+
+def predict_region(ops: list[dict], sources: dict[str, str],
+                   device: str = "H100") -> RegionPrediction:
+    """The predicted GPU time of recorded operations (see the module docstring)."""
+    return Replay(device).region(ops, sources)
