@@ -30,8 +30,8 @@ def __getattr__(name: str):
     if name.startswith("memcpy_") and callable(value):
         from . import record
 
-        if record.folder() is not None or backend_name() == "emu":  # copies in timed regions
-            value = record.recording_copy(name, value)  # (recorded, or predicted on the emulator)
+        value = record.recording_copy(name, value)  # copies in timed regions, for the record
+        # (CUDAKIT_RECORD_LAUNCHES) and for cudakit.benchmark's prediction
     if name == "Event":
         from . import record
 

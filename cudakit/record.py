@@ -5,7 +5,9 @@ outermost timer region appends one JSON line to ``<folder>/<label>.jsonl`` (labe
 ``CUDAKIT_RECORD_LABEL``, default ``session``). The line holds the measurement and every
 device operation issued inside the region, in order, so that a model can replay it
 (``benchmarks/model.py`` compares such recordings with ``cudakit.predict``). Without the
-variable nothing here runs: the launch path only tests ``record.current is None``.
+variable nothing is written; :func:`cudakit.benchmark` still captures the work of its first
+timed call (``start(..., capture=True)``) so that ``Benchmark.predicted`` can replay it.
+Outside a region the launch and copy paths only test ``record.current is None``.
 
 A file starts with one header line ``{"header": {...}}`` (engine, device, driver, CUDA,
 nvcc, date); every other line is::

@@ -151,13 +151,14 @@ class Benchmark:
     samples: np.ndarray
     emulated: bool = False
     host: bool = False
-    operations: object = field(default=None, repr=False)  # on the emulator: one call's work
+    operations: object = field(default=None, repr=False)  # the work of one timed call
 
     @functools.cached_property
     def predicted(self):
-        """On the emulator: the H100's predicted time of one call of the function
-        (:func:`cudakit.predict.replay.predict_region` on its launches and copies); None on a
-        GPU, for host-clock benchmarks and for functions that did no device work."""
+        """The H100's predicted time of one call of the function
+        (:func:`cudakit.predict.replay.predict_region` on its launches and copies, run on the
+        emulator even on a GPU machine); None for host-clock benchmarks and for functions that
+        did no device work."""
         if self.operations is None or not self.operations.ops:
             return None
         from .predict.replay import predict_region
@@ -185,8 +186,12 @@ class Benchmark:
         clock = "host clock" if self.host else "CUDA events"
         note = ", emulated on the CPU, not GPU time" if self.emulated and not self.host else ""
         predicted = self.predicted
-        if predicted is not None:
+        if predicted is not None and self.emulated:
             note += f"; predicted on the {predicted.device}: {predicted.ms:.4f} ms, {predicted.why}"
+        elif predicted is not None:
+            error = predicted.ms / self.median - 1
+            note += (f"; cudakit.predict for the {predicted.device}: {predicted.ms:.4f} ms "
+                     f"({error:+.0%}), {predicted.why}")
         return (
             f"<Benchmark median {self.median:.4f} ms (min {self.min:.4f}, max {self.max:.4f}; "
             f"{len(self.samples)} runs, {clock}{note})>"
@@ -215,9 +220,9 @@ def benchmark(
         raise ValueError(f"need repeat >= 1 and warmup >= 0, got repeat={repeat}, warmup={warmup}")
     from . import record
 
-    # the first timed call's work: recorded (CUDAKIT_RECORD_LAUNCHES), or kept on the emulator
-    # to predict its GPU time
-    region = record.start("benchmark", capture=not host and _emulated())
+    # the first timed call's work: recorded (CUDAKIT_RECORD_LAUNCHES) and kept to predict its
+    # GPU time
+    region = record.start("benchmark", capture=not host)
     try:
         result = _benchmark(fn, warmup, repeat, stream, host, region)
     except BaseException:
@@ -226,7 +231,7 @@ def benchmark(
     clock = "host" if result.host else "events"
     record.finish(region, clock=clock, median_ms=result.median, min_ms=result.min,
                   max_ms=result.max, samples=len(result.samples))
-    if result.emulated and region is not None and not region.dropped:
+    if not result.host and region is not None and not region.dropped:
         result.operations = region
     return result
 

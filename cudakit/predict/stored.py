@@ -46,8 +46,8 @@ def _find(path: str | Path | None) -> Path:
 class Comparison:
     """Measured (H100) against predicted times of one lab's timed regions."""
 
-    def __init__(self, lab: str, rows: list[dict], device: str = "H100"):
-        self.lab, self.rows, self.device = lab, rows, device
+    def __init__(self, lab: str, rows: list[dict], device: str = "H100", labels: str = "kernels"):
+        self.lab, self.rows, self.device, self.labels = lab, rows, device, labels
 
     @property
     def errors_pct(self) -> list[float]:
@@ -90,7 +90,8 @@ class Comparison:
                label=f"measured on the {self.device}")
         ax.bar(x + 0.2, [r["predicted_ms"] for r in self.rows], 0.4,
                label="predicted (cudakit.predict, no GPU)")
-        ax.set_xticks(x, [r["kernels"] for r in self.rows], rotation=30, ha="right")
+        ax.set_xticks(x, [r[self.labels] for r in self.rows], rotation=30, ha="right",
+                      fontsize="small" if self.labels == "config" else None)
         ax.set_yscale("log")
         ax.set_ylabel("ms")
         ax.set_title(f"{self.lab}: median |error| {self.median_error_pct:.0f}%")
@@ -98,12 +99,13 @@ class Comparison:
         return ax
 
 
-def lab_comparison(lab: str, kernels: Sequence[str] | None = None, *,
+def lab_comparison(lab: str, kernels: Sequence[str] | None = None, *, sweep: str | None = None,
                    path: str | Path | None = None) -> Comparison:
     """The stored H100 measurements of ``lab`` and their predictions, one row per region.
 
     ``kernels``: for each name, the lab's first region that launches it, in the order given
-    (the lab's sequence of kernels); by default every region of the lab, in the lab's order.
+    (the lab's sequence of kernels); ``sweep``: every region that launches this one kernel, in
+    the lab's order (one kernel over sizes or shapes); by default every region of the lab.
 
     Example: ``print(lab_comparison("10_reduction", ["reduce0", "reduce1"]))``.
     """
@@ -112,6 +114,11 @@ def lab_comparison(lab: str, kernels: Sequence[str] | None = None, *,
     if not rows:
         labs = sorted({r["lab"] for r in stored["regions"]})
         raise KeyError(f"no stored regions of lab {lab!r}; stored labs: {', '.join(labs)}")
+    if sweep is not None:
+        rows = [r for r in rows if sweep in kernel_names(r["kernels"])]
+        if not rows:
+            raise KeyError(f"no stored region of lab {lab!r} launches {sweep!r}")
+        return Comparison(lab, rows, stored.get("device", "H100"), labels="config")
     if kernels is not None:
         first = {}
         for name in kernels:
