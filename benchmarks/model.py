@@ -264,8 +264,7 @@ def main(argv=None) -> int:
     if options.labs_json:
         keep = ("lab", "cell", "kernels", "config", "measured_ms", "predicted_ms", "bound")
         stored = {"device": options.device, "recording": path.name,
-                  "regions": [{k: r[k] for k in keep} for r in result["regions"]
-                              if r["predicted_ms"] is not None]}
+                  "regions": [{k: r[k] for k in keep} for r in result["regions"]]}
         Path(options.labs_json).write_text(json.dumps(stored, indent=0) + "\n")
     return 0
 

@@ -110,7 +110,7 @@ def lab_comparison(lab: str, kernels: Sequence[str] | None = None, *, sweep: str
     Example: ``print(lab_comparison("10_reduction", ["reduce0", "reduce1"]))``.
     """
     stored = json.loads(_find(path).read_text(encoding="utf-8"))
-    rows = [r for r in stored["regions"] if r["lab"] == lab]
+    rows = [r for r in stored["regions"] if r["lab"] == lab and r["predicted_ms"] is not None]
     if not rows:
         labs = sorted({r["lab"] for r in stored["regions"]})
         raise KeyError(f"no stored regions of lab {lab!r}; stored labs: {', '.join(labs)}")

@@ -1,0 +1,45 @@
+"""labs/h100_predicted.json is the H100's recording with the current model's predictions."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import model
+from cudakit.predict import lab_comparison
+from cudakit.predict.replay import Replay
+
+ROOT = Path(__file__).resolve().parents[2]
+STORED = ROOT / "labs" / "h100_predicted.json"
+
+
+def test_the_stored_measurements_are_the_recordings():
+    regions, _ = model.group(model.read_lines(model.FIXTURE))
+    stored = json.loads(STORED.read_text())["regions"]
+    assert len(stored) == len(regions) >= 300  # the same regions, in the same order
+    for row, region in zip(stored, regions, strict=True):
+        assert (row["lab"], row["kernels"], row["config"]) == (
+            region.label, region.kernels(), region.config())
+        assert row["measured_ms"] == pytest.approx(region.measured_ms, rel=1e-9)
+
+
+@pytest.mark.parametrize("lab", ["10_reduction", "11_transpose"])
+def test_the_stored_predictions_are_the_models_of_today(lab):
+    """Regenerate with `python -m benchmarks.model --labs-json labs/h100_predicted.json`."""
+    regions, _ = model.group(model.read_lines(model.FIXTURE))
+    stored = json.loads(STORED.read_text())["regions"]
+    replay = Replay()
+    chosen = [i for i, r in enumerate(regions) if r.label == lab][:3]
+    for i in chosen:
+        fresh = replay.region(regions[i].ops, regions[i].sources).ms
+        assert stored[i]["predicted_ms"] == pytest.approx(fresh, rel=1e-6), \
+            "labs/h100_predicted.json is out of date"
+
+
+def test_a_lab_sequence_keeps_the_order_asked_for():
+    steps = lab_comparison("10_reduction", ["reduce1", "reduce0"], path=STORED)
+    assert [r["kernels"].split(" x")[0] for r in steps.rows] == ["reduce1", "reduce0"]
+    with pytest.raises(KeyError, match="no stored region"):
+        lab_comparison("10_reduction", ["no_such_kernel"], path=STORED)
+    with pytest.raises(KeyError, match="stored labs"):
+        lab_comparison("99_none", path=STORED)
