@@ -9,7 +9,8 @@ predicted on a machine without one from the CPU emulator's counts.
 ``cudakit.predict(source, name, grid=, block=, args=)`` is this module called as a function;
 ``cudakit.predict.Pointer(array, offset_bytes)`` passes a pointer into an array. Parts:
 ``sample`` (which blocks to emulate), ``traffic`` (L1/L2/DRAM cache model), ``model`` (the
-time), ``device`` (figures per GPU, ``devices/*.json``), ``result`` (``Prediction``), ``api``.
+time), ``sequence`` (a region of many operations issued from Python: ``sequence_ms``),
+``device`` (figures per GPU, ``devices/*.json``), ``result`` (``Prediction``), ``api``.
 No library predicts GPU time from an emulator's trace, so all of it is written here; the
 rules are in ``README.md`` beside this file.
 """
@@ -22,8 +23,10 @@ import types
 from .api import Pointer, predict, predict_copy
 from .device import Device, known, load
 from .result import Prediction
+from .sequence import sequence_ms
 
-__all__ = ["Device", "Pointer", "Prediction", "known", "load", "predict", "predict_copy"]
+__all__ = ["Device", "Pointer", "Prediction", "known", "load", "predict", "predict_copy",
+           "sequence_ms"]
 
 
 class _CallableModule(types.ModuleType):
