@@ -33,6 +33,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -195,7 +196,10 @@ class Replay:
                 result = self.predict_copy(op["bytes"], direction=op["direction"],
                                            pinned=pinned, device=self.device)
             else:
-                result = self.predict(sources[op["source"]], op["kernel"], grid=tuple(op["grid"]),
+                source = sources[op["source"]]
+                if op.get("options"):  # nvcc options change registers, so occupancy
+                    source = SimpleNamespace(source=source, options=list(op["options"]))
+                result = self.predict(source, op["kernel"], grid=tuple(op["grid"]),
                                       block=tuple(op["block"]), shared=op["shared"],
                                       args=self.arguments(op["args"], buffers),
                                       device=self.device)
