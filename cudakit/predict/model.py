@@ -136,7 +136,10 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps))
     cwp = min((mem + comp) / comp, warps) if comp else warps
     slice_ = comp / periods  # compute between two waits
-    own = mem + x.cycles / w  # one warp alone: its waits and its own dependent issue
+    # one warp's own path, a lower bound whatever the other warps do: its waits plus its
+    # instructions at one per clock, or its chain of dependent instructions (issue_cycles),
+    # whichever is longer (ptxas hoists loads, so the two overlap rather than add)
+    own = max(mem + x.issued / w, x.cycles / w)
     if mwp >= warps and cwp >= warps:
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
             else "latency"
