@@ -34,7 +34,8 @@ Methods, in order:
 - ``shared_atomic_per_clk_per_sm``: ``atomicAdd`` to a distinct shared word per thread.
 - ``launch_overhead_us``: 1000 empty launches queued back to back (event time / 1000);
   ``launch_issue_us``: the host's time per cudakit launch; ``kernel_min_us``: one empty
-  kernel alone, event time.
+  kernel alone, event time; ``block_launch_per_s``: the rate at which the GPU starts blocks,
+  from one empty kernel of 2^21 blocks of 32 threads less one of a single block.
 - ``barrier_cycles``: 1024 threads, a loop of ``__syncthreads()``; cycles per barrier.
 - ``h2d/d2h_pinned/pageable_gbs``: 256 MiB ``memcpy_htod``/``memcpy_dtoh``;
   ``copy_latency_us``, ``copy_fit_gbs``: :func:`cudakit.timing.fit_latency_bandwidth` over
@@ -397,8 +398,13 @@ def launches(b: Bench) -> None:
     b.cuda.Context.synchronize()
     b.put("launch_issue_us", (time.perf_counter() - t0) * 1e6 / count,
           "host time per launch of a cudakit kernel (typed checks + PyCUDA prepared call)")
-    b.put("kernel_min_us", b.ms(lambda: empty(grid=(1,), block=(32,)), repeat=50) * 1e3,
-          "one empty kernel alone, event time, median of 50")
+    one = b.ms(lambda: empty(grid=(1,), block=(32,)), repeat=50)
+    b.put("kernel_min_us", one * 1e3, "one empty kernel alone, event time, median of 50")
+    blocks = b.size(1 << 21, 256)
+    grid = b.ms(lambda: empty(grid=(blocks,), block=(32,)), repeat=10)
+    b.put("block_launch_per_s", (blocks - 1) / max(grid - one, 1e-6) * 1e3,
+          f"one empty kernel of {blocks} blocks of 32 threads less one of 1 block, "
+          "event time; blocks started per second")
 
 
 def barrier(b: Bench) -> None:

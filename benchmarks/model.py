@@ -10,14 +10,17 @@ identical regions of a lab (same operations and sizes) count once, measured as t
 their measurements. Each region is replayed: every launch through ``cudakit.predict`` with
 zero-filled NumPy buffers of the recorded allocation sizes (one array per allocation, so
 aliasing stays; pointers inside an allocation as ``Pointer(array, offset)``), every copy
-through ``cudakit.predict_copy``; the region's prediction is the sum (operations on several
-streams are marked: a sum ignores their overlap). Left out, and counted: host-clock
+through ``cudakit.predict_copy``; the region's prediction is ``cudakit.predict.sequence_ms``
+of them: one after another on the device, none before the host has issued it (with
+``cudakit.benchmark``'s head start for its regions). Operations on several streams are
+marked: their overlap is not modelled. Left out, and counted: host-clock
 benchmarks, regions with no recorded operation (CuPy, NumPy) or with dropped operations.
 
 The table gives lab, cell, kernels, configuration, measured and predicted ms and the error;
 the summary the figures of issue 19: median |error|, the share within +-30%, and for each
 sequence (the regions timed in one notebook cell) whether the predicted order of the times is
-the measured order.
+the measured order (pairs closer than the measurement's own spread are ties), with the share
+of pairs in order.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from cudakit.predict.replay import Replay
 
@@ -48,6 +49,7 @@ class Region:
     ops: list[dict]
     sources: dict[str, str]
     measured: list[float] = field(default_factory=list)
+    fastest: list[float] = field(default_factory=list)  # each recording's min (or its time)
     predicted: float | None = None
     bound: str = ""  # of the operation that takes longest
     note: str = ""
@@ -55,6 +57,11 @@ class Region:
     @property
     def measured_ms(self) -> float:
         return statistics.median(self.measured)
+
+    @property
+    def spread_ms(self) -> float:
+        """The measurement's own spread: its median less the fastest run recorded."""
+        return max(self.measured_ms - min(self.fastest, default=self.measured_ms), 0.0)
 
     @property
     def error(self) -> float | None:
@@ -127,7 +134,9 @@ def group(lines: Iterable[dict], engine: str = "gpu") -> tuple[list[Region], dic
             if region is None:
                 region = regions[key] = Region(line["label"], line.get("cell"), line["kind"],
                                                line["ops"], line.get("sources", {}))
-            region.measured.append(line["median_ms"] if "median_ms" in line else line["ms"])
+            ms = line["median_ms"] if "median_ms" in line else line["ms"]
+            region.measured.append(ms)
+            region.fastest.append(line.get("min_ms", ms))
     return list(regions.values()), skipped
 
 
@@ -156,7 +165,8 @@ def load_predictor() -> tuple[Callable, Callable, type]:
 def replay(region: Region, replayer: Replay) -> None:
     """Predict ``region`` (its ``predicted`` and ``note``); a failure is noted, not raised."""
     try:
-        result = replayer.region(region.ops, region.sources)
+        result = replayer.region(region.ops, region.sources,
+                                 head_start=region.kind == "benchmark")
     except Exception as exc:  # one region's failure is reported, the others still count
         region.note = f"prediction failed: {type(exc).__name__}: {str(exc)[:200]}"
         return
@@ -164,11 +174,16 @@ def replay(region: Region, replayer: Replay) -> None:
     longest = max(result.parts, key=lambda part: part[1].ms)[1] if result.parts else None
     region.bound = getattr(longest, "bound", "")
     if result.streams > 1:
-        region.note = "several streams: the prediction is their sum, without overlap"
+        region.note = "several streams: one after another, without overlap"
 
 
 def sequences(regions: list[Region]) -> list[dict]:
-    """For each notebook cell with two or more predicted regions: is the order the same?"""
+    """For each notebook cell with two or more predicted regions: is the order the same?
+
+    Two regions whose measured times differ by no more than the larger of their own spreads
+    (median less the fastest run recorded) are a tie: the measurement does not order them, so
+    the pair is left out. Every other pair must come out in the measured order, strictly.
+    """
     cells: dict[tuple, list[Region]] = {}
     for r in regions:
         if r.predicted is not None and r.cell is not None:
@@ -179,14 +194,15 @@ def sequences(regions: list[Region]) -> list[dict]:
             continue
         measured = [r.measured_ms for r in rs]
         predicted = [r.predicted for r in rs]
-        pairs = [(i, j) for i in range(len(rs)) for j in range(i + 1, len(rs))]
+        pairs = [(i, j) for i in range(len(rs)) for j in range(i + 1, len(rs))
+                 if abs(measured[i] - measured[j]) > max(rs[i].spread_ms, rs[j].spread_ms)]
         agree = sum((measured[i] - measured[j]) * (predicted[i] - predicted[j]) > 0
                     for i, j in pairs)
         result.append({
-            "lab": label, "cell": cell, "regions": len(rs),
-            "same_order": list(np.argsort(measured, kind="stable"))
-            == list(np.argsort(predicted, kind="stable")),
-            "pairs_in_order": agree / len(pairs),
+            "lab": label, "cell": cell, "regions": len(rs), "pairs": len(pairs),
+            "ties": len(rs) * (len(rs) - 1) // 2 - len(pairs),
+            "same_order": agree == len(pairs),
+            "pairs_in_order": agree / len(pairs) if pairs else 1.0,
         })
     return result
 
@@ -202,6 +218,8 @@ def summary(regions: list[Region], skipped: dict[str, int]) -> dict:
         "share_within_30pct": sum(e <= 30 for e in errors) / len(errors) if errors else None,
         "sequences": len(seqs),
         "sequences_in_order": sum(s["same_order"] for s in seqs),
+        "pairs_in_order": (sum(s["pairs_in_order"] * s["pairs"] for s in seqs)
+                           / max(sum(s["pairs"] for s in seqs), 1)),
         "skipped_lines": skipped,
     }
 
@@ -258,7 +276,8 @@ def main(argv=None) -> int:
           f"({s['failed']} failed); median |error| "
           f"{'-' if median is None else f'{median:.1f}%'}, within +-30%: "
           f"{'-' if within is None else f'{within:.0%}'}; sequences in measured order: "
-          f"{s['sequences_in_order']} of {s['sequences']}; left out: {s['skipped_lines']}")
+          f"{s['sequences_in_order']} of {s['sequences']} (pairs in order: "
+          f"{s['pairs_in_order']:.0%}); left out: {s['skipped_lines']}")
     if options.json:
         Path(options.json).write_text(json.dumps(result, indent=1) + "\n")
     if options.labs_json:

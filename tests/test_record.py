@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks import microbench, model
 from cudakit import record
+from cudakit.predict import load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -197,7 +198,10 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     first = regions[0]
     assert first["measured_ms"] == pytest.approx(np.median([lines[1]["median_ms"],
                                                             lines[2]["median_ms"]]))
-    assert first["predicted_ms"] == pytest.approx(1024 / 1e6 + 4e-3 + 4e-3)
+    # a synchronous copy (the host waits), then two 4-us launches issued by the host one
+    # launch_issue_us apart: the second starts when issued and ends 4 us later
+    issue = load("H100").launch_issue_us
+    assert first["predicted_ms"] == pytest.approx(1024 / 1e6 + (2 * issue + 4) / 1e3)
     assert first["kernels"] == "memcpy htod, add, scale<64>"
     name, args = stand_in.calls[0]
     assert name == "add" and args[0] is args[1]  # the aliased buffer is one array
@@ -215,3 +219,17 @@ def test_model_keeps_gpu_lines_only(recording, tmp_path):
     path.write_text("\n".join(json.dumps(x) for x in recording) + "\n")
     regions, skipped = model.group(model.read_lines(path), engine="gpu")
     assert regions == [] and skipped == {"engine emu": 5}
+
+
+def test_sequence_order_leaves_out_ties_within_the_measured_spread():
+    def region(median, fastest, predicted):
+        return model.Region("lab", 3, "benchmark", [], {}, [median], [fastest], predicted)
+
+    # a and b differ by 0.05 ms, less than a's own spread (1.0 - 0.9): a tie, not ordered;
+    # c is clearly slower than both and must be predicted slower than both
+    a, b, c = region(1.0, 0.9, 1.2), region(1.05, 1.04, 1.1), region(2.0, 2.0, 3.0)
+    (s,) = model.sequences([a, b, c])
+    assert (s["pairs"], s["ties"], s["same_order"], s["pairs_in_order"]) == (2, 1, True, 1.0)
+    c.predicted = 1.15  # between a's and b's predictions: wrong against a, whatever the tie
+    (s,) = model.sequences([a, b, c])
+    assert (s["same_order"], s["pairs_in_order"]) == (False, 0.5)

@@ -176,6 +176,49 @@ def _kind(ins) -> int:
     return FLUSH if cls == "barrier" else ALU
 
 
+#: cycles from an instruction's issue until a dependent one may issue: 4 for the FP32 and
+#: integer pipes, 8 for FP64 (the dependent-issue latencies measured on Volta by Jia et al.,
+#: "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018; later
+#: architectures keep the 4-cycle ALU latency); SFU, conversions and shuffles are taken at the
+#: ALU's 4 cycles, a lower bound. Loads are not here: their waits are the memory periods.
+DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 4, "shfl": 4, "fp64": 8,
+             "branch": 1, "misc": 1, "barrier": 1}
+
+
+def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = False) -> int:
+    """Cycles one warp needs to issue a basic block: in order, one warp instruction per clock,
+    each waiting until its operands are ready (:data:`DEPENDENT`; loaded registers count as
+    ready, their wait being a memory period). A loop's body (``back_edge``) is issued twice
+    and the second pass counted, so a chain carried from one trip to the next counts;
+    registers from other basic blocks count as ready.
+
+    >>> from types import SimpleNamespace as I
+    >>> chain = [I(opcode="fma.rn.f32", operands=["%f1", "%f1", "%f2", "%f3"], guard=None)] * 3
+    >>> issue_cycles(chain), issue_cycles(chain, back_edge=True)   # 0, 4, 8 and then 12
+    (9, 12)
+    """
+    def one_pass(ready: dict, start: int) -> int:
+        t = start
+        for ins in instructions:
+            reads, writes = _reads_writes(ins)
+            operands = max((ready.get(r, 0) for r in reads), default=0)
+            slots = {} if id(ins) in fused_muls else sass_slots(ins.opcode, ins.operands)
+            n = sum(v for k, v in slots.items() if k != "free")
+            if not n:  # renamed or folded into an FMA: its result is its operands
+                for w in writes:
+                    ready[w] = operands
+                continue
+            t = max(t, operands) + n
+            cls = instruction_class(ins.opcode, ins.operands)
+            for w in writes:
+                ready[w] = t - 1 + DEPENDENT.get(cls, 0)
+        return t
+
+    ready: dict = {}
+    first = one_pass(ready, 0)
+    return one_pass(ready, first) - first if back_edge else first
+
+
 def block_profile(instructions, fused_muls: set, back_edge: bool = False):
     """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA)
     and the scoreboard events ``(names read, names written, kind)`` of its instructions; a
@@ -250,6 +293,7 @@ class InstructionCounter:
 
     def __init__(self):
         self.counts = np.zeros(len(CLASSES), np.int64)
+        self.cycles = 0  # issue cycles with dependency stalls (issue_cycles), summed over warps
         self._periods = 0
         self._shared_periods = 0
         self.warps = 0
@@ -318,6 +362,7 @@ class InstructionCounter:
             w = L >> 5
             warps = w[np.r_[True, w[1:] != w[:-1]]]  # L is sorted
         self.counts += blk.classes * warps.size
+        self.cycles += blk.cycles * warps.size
         self.visits[id(blk)] = self.visits.get(id(blk), 0) + 1
         events = blk.scoreboard
         if not events:

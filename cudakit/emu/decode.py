@@ -25,7 +25,7 @@ from ..errors import UnsupportedError
 from ..i18n.messages import _
 from . import numeric as nm
 from .batch import Site
-from .counts import block_profile, scoreboard_program
+from .counts import block_profile, issue_cycles, scoreboard_program
 from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
 from .warp import atomic_op, match_sync, redux, shfl, vote
@@ -46,6 +46,7 @@ class Block:
     count: int = 0
     pure: list = field(default_factory=list)  # per op: touches only the lane's registers
     classes: np.ndarray | None = None  # warp instructions per class (counts.CLASSES)
+    cycles: int = 0  # one warp's issue cycles with dependency stalls (counts.issue_cycles)
     scoreboard: list = field(default_factory=list)  # counts.scoreboard_program's events
 
 
@@ -121,6 +122,7 @@ def decode_function(fn: Function, program) -> Decoded:
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
         back = b.term[0] == "bra" and b.term[1] <= bi
         b.classes, ev = block_profile(fn.body[b.start:end], muls, back)
+        b.cycles = issue_cycles(fn.body[b.start:end], muls, back)
         events.append(ev)
     dec.tracked, programs = scoreboard_program(events)
     for b, program in zip(dec.blocks, programs, strict=True):

@@ -87,8 +87,11 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         raise LaunchError(f"this launch cannot run on the {dev.key}: no block fits on an SM "
                           f"(limited by {o.limiter})")
     resident = o.active_blocks_per_sm
-    shared_per_sm = resident * (info.shared_static + int(shared))
-    l1 = max(dev.l1_bytes_per_sm - shared_per_sm, 0) / resident
+    # L1 is shared by the blocks resident together: at most the occupancy limit, fewer when
+    # the grid has fewer blocks per SM than that
+    together = min(resident, -(-sample.total_blocks // dev.sm_count))
+    shared_per_sm = together * (info.shared_static + int(shared))
+    l1 = max(dev.l1_bytes_per_sm - shared_per_sm, 0) / together
     t = traffic(sample, grid3, buffers, l1_bytes_per_block=l1, l2_bytes=dev.l2_bytes,
                 blocks_per_wave=dev.sm_count * resident)
     c = sample.counter
@@ -96,7 +99,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     classes = {k: v * s for k, v in c.classes.items()}
     slowest, slowest_shared = c.slowest
     warps = c.warps * sample.total_blocks / sample.sampled_blocks  # not scaled by progress
-    launch = Launch(classes=classes, issued=c.ops * s, warps=warps,
+    launch = Launch(classes=classes, issued=c.ops * s, cycles=c.cycles * s, warps=warps,
                     periods=c.periods * s, shared_periods=c.shared_periods * s,
                     chain_periods=slowest / sample.done,
                     chain_shared_periods=slowest_shared / sample.done,
@@ -111,6 +114,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         "slowest_warp_periods": slowest / sample.done,
         "slowest_warp_shared_periods": slowest_shared / sample.done,
         "barriers_per_warp": c.classes["barrier"] / max(c.warps, 1) / sample.done,
+        "issue_cycles_per_warp": c.cycles / max(c.warps, 1) / sample.done,
         **{k: v for k, v in vars(t).items()},
         "blocks_sampled": sample.sampled_blocks, "blocks_total": sample.total_blocks,
         "sample_seconds": sample.seconds,

@@ -21,6 +21,9 @@ literature's, with no constant fitted to the labs' measurements:
   warps to hide the latency; with enough warps a throughput bound is larger.
 * **Waves**: blocks go to the SMs in rounds of (SMs x resident blocks); per-SM terms count the
   busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2.
+* **Block dispatch**: the GPU starts blocks at a limited rate (``block_launch_per_s``,
+  measured with an empty kernel of 2^21 one-warp blocks): a grid of many tiny blocks takes
+  at least blocks / rate, a throughput bound like the others (absent figure: no term).
 * **Atomics**: the hottest address serialises in L2; all atomics share L2's atomic rate;
   shared-memory atomics serialise on their most contended address within a warp.
 * Overlapping parts combine as **max** (a GPU overlaps memory, issue and latency across
@@ -69,6 +72,7 @@ class Launch:
 
     classes: dict  # warp instructions per class
     issued: float  # warp instructions issued (every class but "free")
+    cycles: float  # cycles the warps take to issue them, dependency stalls included (summed)
     warps: float
     periods: float  # memory periods, summed over warps
     shared_periods: float
@@ -119,7 +123,8 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     mem, barriers, load = _latency(x, d)
     periods = x.chain_periods + x.chain_shared_periods + x.classes.get("barrier", 0) / w
     if mem <= 0 or periods <= 0:
-        return warps * comp, "issue"
+        own = x.cycles / w  # a warp cannot issue faster than its dependencies allow
+        return (own, "latency") if own > warps * comp else (warps * comp, "issue")
     departure = max(1.0, (t.global_lines + t.local_lines) / w / max(x.chain_periods, 1.0))
     mwp_latency = load / departure
     moved = t.dram_read_bytes + t.dram_write_bytes
@@ -131,13 +136,20 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps))
     cwp = min((mem + comp) / comp, warps) if comp else warps
     slice_ = comp / periods  # compute between two waits
+    # one warp's own path, a lower bound whatever the other warps do: its waits plus its
+    # instructions at one per clock, or its chain of dependent instructions (issue_cycles),
+    # whichever is longer (ptxas hoists loads, so the two overlap rather than add)
+    own = max(mem + x.issued / w, x.cycles / w)
     if mwp >= warps and cwp >= warps:
-        return mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 else "latency"
-    if cwp >= mwp:
+        cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
+            else "latency"
+    elif cwp >= mwp:
+        cycles = mem * warps / mwp + slice_ * (mwp - 1)
         limit = ("memory" if mwp == mwp_bandwidth else
                  "L1/LSU" if mwp == mwp_latency else "latency")
-        return mem * warps / mwp + slice_ * (mwp - 1), limit
-    return mem / periods + comp * warps, "issue"
+    else:
+        cycles, limit = mem / periods + comp * warps, "issue"
+    return (own, "latency") if own > cycles else (cycles, limit)
 
 
 def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
@@ -158,6 +170,8 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
                        t.global_atomics / d.global_atomic_distinct_per_s),
         "shared atomics": t.shared_atomic_slots * 32 * share /
                           (d.shared_atomic_per_clk_per_sm * clock),
+        "block dispatch": x.blocks / rate if (rate := d.figures.get("block_launch_per_s"))
+        else 0.0,
     }
     for pipe, (classes, rate) in PIPES.items():
         terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
@@ -258,6 +272,11 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                     f"warp with {per_scheduler:g} warps per scheduler, {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
                 f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
+    if bound == "block dispatch":
+        rate = d.figures["block_launch_per_s"]
+        return (f"block-dispatch-bound: {x.blocks:,} blocks of {x.warps_per_block} warps; the "
+                f"GPU starts {rate / 1e9:.2f} blocks per ns, so blocks this small finish "
+                f"faster than new ones arrive, {share}")
     if bound in ("atomics", "shared atomics"):
         return (f"atomics-bound: {t.global_atomics:.3g} atomics, {t.hot_address_atomics:.3g} "
                 f"on the busiest address, {share}")

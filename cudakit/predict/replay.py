@@ -10,15 +10,18 @@ allocation, so a buffer passed twice stays one buffer; pointers inside an alloca
 >>> r = predict_region([{"op": "memcpy", "direction": "htod", "bytes": 1 << 30, "pinned": True,
 ...                      "async": False, "stream": 0}], {})
 >>> round(r.ms, 1), r.why.split(":")[0]
-(21.6, 'memcpy htod 1024 MiB')
+(20.0, 'memcpy htod 1024 MiB')
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
+
+from .sequence import sequence_ms
 
 
 def scalar(arg: dict):
@@ -41,7 +44,8 @@ def describe(op: dict) -> str:
 
 @dataclass
 class RegionPrediction:
-    """The predicted time of a region: the sum over its operations (one stream)."""
+    """The predicted time of a region: its operations one after another on the device, none
+    before the host has issued it (streams do not overlap in this model)."""
 
     ms: float
     device: str
@@ -81,10 +85,13 @@ class Replay:
                 self.cache[key] = self.predict_copy(op["bytes"], direction=op["direction"],
                                                     pinned=pinned, device=self.device)
             else:
+                source = sources[op["source"]]
+                if op.get("options"):  # nvcc options change registers, so occupancy
+                    source = SimpleNamespace(source=source, options=list(op["options"]))
                 self.cache[key] = self.predict(
-                    sources[op["source"]], op["kernel"], grid=tuple(op["grid"]),
-                    block=tuple(op["block"]), shared=op["shared"],
-                    args=self.arguments(op["args"], buffers), device=self.device)
+                    source, op["kernel"], grid=tuple(op["grid"]), block=tuple(op["block"]),
+                    shared=op["shared"], args=self.arguments(op["args"], buffers),
+                    device=self.device)
         return self.cache[key]
 
     def arguments(self, args: list[dict], buffers: dict[int, np.ndarray]) -> tuple:
@@ -100,15 +107,26 @@ class Replay:
             values.append(self.Pointer(array, arg["offset"]) if arg["offset"] else array)
         return tuple(values)
 
-    def region(self, ops: list[dict], sources: dict[str, str]) -> RegionPrediction:
-        """The predicted time of a region's operations, summed."""
+    def region(self, ops: list[dict], sources: dict[str, str], *,
+               head_start: bool = False) -> RegionPrediction:
+        """The predicted time of a region's operations issued in order from Python
+        (:func:`~cudakit.predict.sequence.sequence_ms`; ``head_start``: timed by
+        ``cudakit.benchmark``)."""
         buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
         parts = [(describe(op), self.op(op, sources, buffers)) for op in ops]
-        return RegionPrediction(sum(float(p.ms) for _, p in parts), self.device, parts,
-                                len({op.get("stream", 0) for op in ops}))
+        ms = sequence_ms([(kind(op), float(p.ms)) for op, (_, p) in zip(ops, parts, strict=True)],
+                         device=self.device, head_start=head_start)
+        return RegionPrediction(ms, self.device, parts, len({op.get("stream", 0) for op in ops}))
 
 
-def predict_region(ops: list[dict], sources: dict[str, str],
-                   device: str = "H100") -> RegionPrediction:
+def kind(op: dict) -> str:
+    """A recorded operation's kind for :func:`~cudakit.predict.sequence.sequence_ms`."""
+    if op["op"] == "launch":
+        return "launch"
+    return "async" if op.get("async") else "sync"
+
+
+def predict_region(ops: list[dict], sources: dict[str, str], device: str = "H100", *,
+                   head_start: bool = False) -> RegionPrediction:
     """The predicted GPU time of recorded operations (see the module docstring)."""
-    return Replay(device).region(ops, sources)
+    return Replay(device).region(ops, sources, head_start=head_start)

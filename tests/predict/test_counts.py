@@ -114,3 +114,17 @@ def test_classes_of_opcodes():
     assert instruction_class("bar.warp.sync") == "misc"
     assert instruction_class("mov.u32", ["%r1", "%tid.x"]) == "int"
     assert instruction_class("mov.f32", ["%f1", "%f2"]) == "free"
+
+
+def test_a_dependent_fma_chain_takes_four_cycles_a_step(module):
+    # x = fmaf(x, ...) k times: each FMA needs the previous result, 4 cycles after its issue
+    # (Volta's dependent-issue latency), so a warp needs at least 4k cycles; the loop's own
+    # instructions (counter, compare, branch) issue in the FMAs' shadow or add a few cycles
+    k, grid, block = 1024, (1,), (32,)
+    a = emu.to_device(np.ones(32, np.float32))
+    b = emu.mem_alloc(32 * 4)
+    c = run(module, "fma_loop", a, b, np.int32(k), grid=grid, block=block)
+    assert c.classes["fp32"] == k
+    assert 4 * k <= c.cycles <= 4 * k + c.ops
+    # sixteen independent chains would issue in about one cycle each: here ops << cycles
+    assert c.ops < 0.5 * c.cycles

@@ -49,7 +49,9 @@ def test_atomics_on_one_address_serialise():
     assert p.counts["global_atomics"] == n and p.counts["hot_address_atomics"] == n
     assert p.bound == "atomics", p.explanation
     d = cudakit.predict.load("H100")
-    assert p.ms == pytest.approx(n / d.global_atomic_same_address_per_s * 1e3, rel=0.05)
+    # serialised atomics plus the fixed cost of a launch (added, paid before any block runs)
+    assert p.ms == pytest.approx(n / d.global_atomic_same_address_per_s * 1e3
+                                 + d.kernel_min_us * 1e-3, rel=0.05)
 
 
 def test_an_fma_loop_without_memory_is_fp32_bound():
@@ -154,3 +156,34 @@ def test_a_single_long_thread_is_extrapolated_in_seconds():
     assert p.counts["sample_seconds"] < 10
     assert p.counts["memory_periods_per_warp"] == pytest.approx(steps, rel=0.02)
     assert p.bound == "latency"
+
+
+def test_many_tiny_blocks_wait_for_block_dispatch(monkeypatch):
+    # with the GPU starting 1e9 blocks/s, 65536 one-warp blocks take 65.5 us to start, far
+    # more than their 0.5 MB of copying (about 0.2 us at DRAM speed): dispatch decides
+    d = cudakit.predict.load("H100")
+    monkeypatch.setitem(d.figures, "block_launch_per_s", 1e9)
+    n = 1 << 21
+    p = cudakit.predict(SOURCE, "copy", grid=(n // 32,), block=(32,), args=copy_args(n))
+    assert p.bound == "block dispatch" and "65,536 blocks" in p.explanation
+    assert p.breakdown["block dispatch"] == pytest.approx(65536 / 1e9 * 1e3)
+    assert p.ms == pytest.approx((65536 / 1e9 + d.kernel_min_us * 1e-6) * 1e3)
+    # the same work in 256-thread blocks: 8192 blocks start in 8.2 us, 8 times sooner
+    q = cudakit.predict(SOURCE, "copy", grid=(n // 256,), block=(256,), args=copy_args(n))
+    assert q.breakdown["block dispatch"] == pytest.approx(8192 / 1e9 * 1e3)
+    assert q.ms == pytest.approx((8192 / 1e9 + d.kernel_min_us * 1e-6) * 1e3)
+
+
+def test_block_dispatch_is_left_out_until_measured(monkeypatch):
+    from cudakit.predict.device import read_figures
+
+    d = cudakit.predict.load("C1060")
+    assert "block_launch_per_s" not in d.figures
+    n = 1 << 21
+    p = cudakit.predict(SOURCE, "copy", grid=(n // 32,), block=(32,), args=copy_args(n),
+                        device="C1060")
+    assert p.breakdown["block dispatch"] == 0.0
+    values, sources = read_figures('{"block_launch_per_s": 2e9, "methods": '
+                                   '{"block_launch_per_s": "empty kernel"}}', complete=False)
+    assert values == {"block_launch_per_s": 2e9}
+    assert sources["block_launch_per_s"] == "measured: empty kernel"
