@@ -30,7 +30,7 @@ import gzip
 import json
 import statistics
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,28 +140,6 @@ def group(lines: Iterable[dict], engine: str = "gpu") -> tuple[list[Region], dic
     return list(regions.values()), skipped
 
 
-def load_predictor() -> tuple[Callable, Callable, type]:
-    """``cudakit.predict``, ``cudakit.predict_copy`` and ``Pointer``, or a clear exit."""
-    import cudakit
-
-    try:
-        predict = cudakit.predict
-        predict_copy = cudakit.predict_copy
-    except AttributeError as exc:
-        raise SystemExit(
-            f"benchmarks.model needs cudakit.predict and cudakit.predict_copy (issue 19), "
-            f"which this cudakit does not have ({exc})"
-        ) from None
-    pointer = getattr(predict, "Pointer", None)
-    if pointer is None:
-        import importlib
-
-        pointer = getattr(importlib.import_module("cudakit.predict"), "Pointer", None)
-    if not callable(predict) or pointer is None:
-        raise SystemExit("benchmarks.model: cudakit.predict must be callable and offer Pointer")
-    return predict, predict_copy, pointer
-
-
 def replay(region: Region, replayer: Replay) -> None:
     """Predict ``region`` (its ``predicted`` and ``note``); a failure is noted, not raised."""
     try:
@@ -240,7 +218,7 @@ def table(regions: list[Region]) -> str:
 def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=None) -> dict:
     """Group, replay and summarise a recording; the dict ``--json`` writes."""
     regions, skipped = group(read_lines(path), engine)
-    replayer = Replay(device, predictor or load_predictor())
+    replayer = Replay(device, predictor)
     for region in regions:
         replay(region, replayer)
     return {
