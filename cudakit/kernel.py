@@ -91,16 +91,22 @@ def launch_shape(info: KernelInfo, *, grid, block, shared: int) -> tuple[tuple, 
     return grid3, block3
 
 
+def _where(param: Param) -> str:
+    return _("parameter '{name}' ({ctype})").format(name=param.name, ctype=param.ctype)
+
+
 def _pointer_arg(param: Param, value):
-    where = _("parameter '{name}' ({ctype})").format(name=param.name, ctype=param.ctype)
+    """A pointer argument, checked; messages are built only when a check fails (per launch)."""
+    if type(value) is int:
+        return np.uintp(value)
     if isinstance(value, np.ndarray):
         raise ArgumentError(_(
             "{where} needs device memory, got a NumPy array: pass cuda.In(a), cuda.Out(a) or "
             "cuda.InOut(a), a gpuarray, or memory from cuda.mem_alloc"
-        ).format(where=where))
+        ).format(where=_where(param)))
     if isinstance(value, bool | float | complex | str | bytes | np.floating):
-        raise ArgumentError(f"{where} is a pointer, got {type(value).__name__} {value!r}")
-    if isinstance(value, int | np.integer):
+        raise ArgumentError(f"{_where(param)} is a pointer, got {type(value).__name__} {value!r}")
+    if isinstance(value, np.integer):
         return np.uintp(value)
     held = getattr(value, "dtype", None)
     if held is None and isinstance(getattr(value, "array", None), np.ndarray):
@@ -114,8 +120,8 @@ def _pointer_arg(param: Param, value):
                 "{where} points to {ctype} ({size} bytes each) but the "
                 "array holds {held} ({held_size} bytes each); convert it, e.g. "
                 "a.astype(np.{dtype})"
-            ).format(where=where, ctype=param.ctype.base, size=expected.itemsize, held=held,
-                     held_size=held.itemsize, dtype=expected.name))
+            ).format(where=_where(param), ctype=param.ctype.base, size=expected.itemsize,
+                     held=held, held_size=held.itemsize, dtype=expected.name))
     return value
 
 
