@@ -147,16 +147,18 @@ def measured_crossover(sizes: Sequence[float], cpu_ms: Sequence[float],
 
 
 def time_calls(impls: dict[str, Callable], make_args: Callable, params: Sequence,
-               seconds: float = 0.3, most: int = 200) -> dict[str, list[float]]:
+               seconds: float = 0.3, most: int = 200, rounds: int = 6) -> dict[str, list[float]]:
     """Median host-clock ms of each ``impls[name](*make_args(p))`` for every ``p`` in params.
 
-    The arguments are made once per ``p`` (not timed). Each implementation runs back to back,
-    as repeated calls of a program would (one warm-up call, then as many timed calls as fit in
-    about ``seconds / 2``: at least 3, at most ``most``); this happens twice, the second time
-    in reverse order, so that a slow spell of the machine hits all of them alike. Calls
-    alternating between implementations would measure each one right after the other, with
-    the other one's data in the caches. Host clock: a call's result is on the host when it
-    returns.
+    The arguments are made once per ``p`` (not timed). Each implementation runs in short
+    blocks of back-to-back calls, as repeated calls of a program would: one untimed call,
+    then at least 2 timed ones, about ``seconds / 2`` of timed calls per implementation in
+    all (at most ``most``). The blocks take turns, up to ``rounds`` times (fewer for calls so
+    slow that a round would not fit), every other round in reverse order, so that a slow
+    spell of the machine hits all implementations alike. Calls alternating one by one would
+    time each right after the other, with the other's data in the caches; the untimed call at
+    the head of a block takes that hit instead. Host clock: a call's result is on the host
+    when it returns.
 
     >>> time_calls({"sum": sum}, lambda n: (range(n),), [10, 1000])["sum"][0] > 0
     True
@@ -165,16 +167,23 @@ def time_calls(impls: dict[str, Callable], make_args: Callable, params: Sequence
 
     times: dict[str, list[float]] = {name: [] for name in impls}
     clock = time.perf_counter
+    names = list(impls)
+    budget = seconds / 2
     for p in params:
         args = make_args(p)
+        once = {}
+        for name in names:
+            t0 = clock()
+            impls[name](*args)
+            once[name] = max(clock() - t0, 1e-6)
+        blocks = max(1, min(rounds, int(budget / (3 * max(once.values())))))
         samples: dict[str, list[float]] = {name: [] for name in impls}
-        for order in (list(impls), list(impls)[::-1]):
-            for name in order:
+        for r in range(blocks):
+            for name in names if r % 2 == 0 else names[::-1]:
                 fn = impls[name]
-                t0 = clock()
-                fn(*args)
-                once = clock() - t0
-                for _ in range(int(min(most, max(3, seconds / 2 / max(once, 1e-6))))):
+                fn(*args)  # untimed: the call before it was another implementation's
+                calls = int(min(most / blocks, budget / blocks / once[name]))
+                for _ in range(max(2, calls)):
                     t0 = clock()
                     fn(*args)
                     samples[name].append(clock() - t0)
