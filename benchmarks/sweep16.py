@@ -180,6 +180,9 @@ def transpose():
                     (128, 32, 512), (64, 128, 512), (128, 64, 512), (64, 128, 1024),
                     (128, 64, 1024), (96, 96, 512)):
         ks[("rect", r, c, t)], _ = build(variant(src, TILE_R=r, TILE_C=c, THREADS=t), ["transpose_rect"])
+    for r, c, t in ((64, 64, 512), (64, 64, 256), (64, 128, 512), (128, 64, 512), (32, 64, 256), (64, 32, 256)):
+        ks[("wa", r, c, t)], _ = build(variant(src, WA_ROWS=r, WA_COLS=c, WA_THREADS=t), ["transpose_wa"])
+        ks[("ra", r, c, t)], _ = build(variant(src, RA_ROWS=r, RA_COLS=c, RA_THREADS=t), ["transpose_ra"])
     rng = np.random.default_rng(11)
     rows = []
     flat = ks[("padded", 32, 8)]["copy_flat4"]
@@ -198,10 +201,16 @@ def transpose():
                 tile, brows = key[1:]
                 grid, block = ((c + tile - 1) // tile, (r + tile - 1) // tile), (tile, brows)
                 names = ["copy_tiled", "transpose_padded"]
-            else:
+            elif key[0] == "rect":
                 tr, tc, threads = key[1:]
                 grid, block = ((c + tc - 1) // tc, (r + tr - 1) // tr), (threads,)
                 names = ["transpose_rect"]
+            else:  # sector-aligned writes (wa) or reads (ra): one more tile where rows/cols % 8
+                tr, tc, threads = key[1:]
+                extra_r = 7 if key[0] == "wa" and r % 8 else 0
+                extra_c = 7 if key[0] == "ra" and c % 8 else 0
+                grid = ((c + extra_c + tc - 1) // tc, (r + extra_r + tr - 1) // tr)
+                block, names = (threads,), [f"transpose_{key[0]}"]
             if grid[1] > 65535:
                 continue
             for name in names:
