@@ -15,6 +15,8 @@ from __future__ import annotations
 import atexit
 import functools
 
+import numpy as np
+
 from .backend import device_index
 from .errors import CudakitError, KernelFaultError, LaunchError, NoDeviceError
 
@@ -120,6 +122,8 @@ def translating(fn, kernel: str | None = None):
 
 def device_address(value) -> int:
     """The device address behind a pointer argument (allocation, gpuarray, CuPy array, int)."""
+    if isinstance(value, int | np.integer):
+        return int(value)
     gpudata = getattr(value, "gpudata", None)
     if gpudata is not None:
         return int(gpudata)
@@ -140,6 +144,7 @@ class Launcher:
     def __init__(self, function, info):
         self.function = function
         self.info = info
+        self.pointers = [param.ctype.is_pointer for param in info.params]
         self.dynamic_limit = 48 * 1024
         self.prepared = self._prepare()
 
@@ -163,17 +168,23 @@ class Launcher:
             raise KernelFaultError(_state["fault"])
         drv = _driver()
         self._allow_dynamic_shared(shared)
+        packed = self._packed(values, drv.ArgumentHandler) if self.prepared else None
         try:
-            if self.prepared and not any(isinstance(v, drv.ArgumentHandler) for v in values):
-                packed = [
-                    device_address(v) if p.ctype.is_pointer else v
-                    for p, v in zip(self.info.params, values, strict=True)
-                ]
+            if packed is not None:
                 self.function.prepared_async_call(grid, block, stream, *packed, shared_size=shared)
             else:
                 self.function(*values, grid=grid, block=block, shared=shared, stream=stream)
         except drv.Error as exc:
             raise (translate(exc, self.info.name) or exc) from None
+
+    def _packed(self, values, handler) -> list | None:
+        """The values as the prepared call takes them; None if one has a host copy (cuda.In)."""
+        packed = []
+        for pointer, value in zip(self.pointers, values, strict=True):
+            if isinstance(value, handler):
+                return None
+            packed.append(device_address(value) if pointer else value)
+        return packed
 
     def _allow_dynamic_shared(self, shared: int) -> None:
         """Opt in to more than 48 KB of dynamic shared memory, as the runtime requires."""

@@ -91,11 +91,11 @@ class CType:
     pointer: int = 0
     const: bool = False
 
-    @property
+    @functools.cached_property  # read on every launch: worked out once
     def is_pointer(self) -> bool:
         return self.pointer > 0
 
-    @property
+    @functools.cached_property
     def dtype(self) -> np.dtype | None:
         """NumPy dtype of the value (scalars) or of the pointee (pointers); None if unknown."""
         return SCALAR_DTYPES.get(self.base) or VECTOR_DTYPES.get(self.base)
