@@ -132,3 +132,18 @@ __global__ void reverse_blocks(const float *in, float *out, int per_block) {
     with pytest.raises(cudakit.ArgumentError, match="float64"):
         kernel(cuda.gpuarray.to_gpu(x.astype(np.float64)), d_out, per_block, grid=(blocks,),
                block=(256,), shared=4 * per_block)
+
+
+def test_benchmark_on_the_gpu_gives_the_prediction_and_its_error():
+    kernels = cudakit.load(VEC_ADD)
+    n = 1 << 24
+    a, b, c = (cuda.mem_alloc(4 * n) for _ in range(3))
+    result = cudakit.benchmark(
+        lambda: kernels["vec_add"](a, b, c, n, grid=(n // 256,), block=(256,)), repeat=10)
+    predicted = result.predicted
+    assert predicted is not None and predicted.ms > 0
+    # memory-bound: 192 MiB through DRAM; the H100 needs about 0.07 ms, the model is not far off
+    assert predicted.bound == "memory", predicted.why
+    assert 0.5 < predicted.ms / result.median < 2, (predicted.ms, result.median)
+    error = f"({predicted.ms / result.median - 1:+.0%})"
+    assert "cudakit.predict for the H100" in repr(result) and error in repr(result)
