@@ -311,7 +311,7 @@ def nbody():
     r2 = (d ** 2).sum(-1) + float(eps2)
     ref = (d * (body[None, :, 3] / r2 ** 1.5)[..., None]).sum(1)
     sass_dump(src)
-    for tile, per in ((256, 1), (256, 2), (128, 2)):
+    for tile, per in ((256, 1), (256, 2), (128, 2), (128, 3), (128, 4), (256, 4)):
         for unroll in (32, 64):
             s = variant(src, NB_TILE=tile, NB_PER_THREAD=per).replace("#pragma unroll 16", f"#pragma unroll {unroll}")
             k, info = build(s, ["nbody_ilp"], ["-ftz=true"])
