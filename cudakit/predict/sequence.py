@@ -1,12 +1,20 @@
 """The time of a sequence of operations issued from Python: the device cannot run a launch
-before the host has issued it.
+before the host has issued it, and work on different streams overlaps where the engines allow.
 
 A timed region of many small launches is often bound by the host, not the GPU: each launch
 costs the host ``launch_issue_us`` (cudakit's typed checks and PyCUDA's prepared call,
 measured by ``benchmarks/microbench.py``), and the device starts a launch no earlier than the
 host has finished issuing it. A synchronous copy makes the host wait until the device has
-done it. This is a two-clock timeline (host, device); the device's clock runs from the start
-event to the end of the last operation.
+done it; an asynchronous one costs the host ``copy_issue_us`` where that is measured.
+
+Streams and engines (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"): the
+operations of one stream run in order; operations of different streams may overlap when they
+use different engines: the SMs (kernels and device-to-device copies) and one copy engine per
+PCIe direction (host to device, device to host), each engine taking its work in the order it
+was issued. The legacy default stream (0) waits for everything issued before it and
+everything issued after it waits for it. Two kernels of different streams are taken to run
+one after another (the labs' kernels fill the GPU); the copy engines' share of PCIe when both
+directions run at once is not modelled.
 
 ``head_start``: :func:`cudakit.benchmark` queues a waiting kernel before its start event,
 twice as long as the host took to issue one call in the warm-up (at most 20 ms,
@@ -19,6 +27,11 @@ Hand-written: no library models a host issuing work to a GPU.
 28.5644
 >>> sequence_ms([("launch", 0.003)] * 2000, head_start=True)   # cudakit.benchmark
 8.5644
+>>> up, work, down = ("async", 1.0, 1, "htod"), ("launch", 1.0, 1), ("async", 1.0, 1, "dtoh")
+>>> sequence_ms([up, work, down] * 4)                # one stream: one after another
+12.0
+>>> sequence_ms([(*op[:2], s, *op[3:]) for s in (1, 2, 3, 4) for op in (up, work, down)])
+6.0
 """
 
 from __future__ import annotations
@@ -30,45 +43,75 @@ from ..timing import head_start as head_start_us
 from .device import load
 
 KINDS = ("launch", "async", "sync")
+ENGINES = ("compute", "htod", "dtoh")
 
 
-def _timeline(ops: list[tuple[str, float]], issue_us: float, lead_us: float) -> tuple[float, float]:
+def _normalise(op) -> tuple[str, float, int, str]:
+    """``(kind, ms[, stream[, engine]])`` with the defaults filled in, checked."""
+    if not isinstance(op, tuple | list) or not 2 <= len(op) <= 4:
+        raise ArgumentError(f"an operation is (kind, ms[, stream[, engine]]), got {op!r}")
+    kind, ms = op[0], op[1]
+    stream = op[2] if len(op) > 2 else 0
+    engine = op[3] if len(op) > 3 else "compute"
+    if kind not in KINDS:
+        raise ArgumentError(f"operation kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not ms >= 0:
+        raise ArgumentError(f"an operation's time must be a non-negative number, got {ms!r}")
+    if isinstance(stream, bool) or not isinstance(stream, int) or stream < 0:
+        raise ArgumentError(f"a stream is a non-negative integer (0: the default), got {stream!r}")
+    if engine not in ENGINES:
+        raise ArgumentError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if kind == "launch" and engine != "compute":
+        raise ArgumentError(f"a launch runs on the compute engine, not {engine!r}")
+    return kind, float(ms), stream, engine
+
+
+def _timeline(ops: list[tuple[str, float, int, str]], issue_us: float, copy_issue_us: float,
+              lead_us: float) -> tuple[float, float]:
     """(host's issue time, the device's finish time), in microseconds from the host's start;
     the device is busy until ``lead_us`` first."""
-    host, device = 0.0, lead_us
-    for kind, ms in ops:
+    host = 0.0
+    streams: dict[int, float] = {}  # when each stream's last operation ends
+    engines = dict.fromkeys(ENGINES, lead_us)  # when each engine is free
+    barrier = lead_us  # the end of the last operation of the default stream
+    end = lead_us
+    for kind, ms, stream, engine in ops:
         if kind == "launch":
             host += issue_us
-            device = max(device, host) + ms * 1e3
-        elif kind == "async":  # no measured host cost: only ordered on the device
-            device = max(device, host) + ms * 1e3
-        else:  # a synchronous copy: the host waits for it
-            device = max(device, host) + ms * 1e3
-            host = device
-    return host, device
+        elif kind == "async":
+            host += copy_issue_us
+        if stream == 0:  # the legacy default stream waits for all work issued before it
+            start = max(host, end)
+        else:
+            start = max(host, streams.get(stream, lead_us), engines[engine], barrier)
+        finish = start + ms * 1e3
+        streams[stream] = engines[engine] = finish
+        if stream == 0:
+            barrier = finish
+        end = max(end, finish)
+        if kind == "sync":  # the host waits for the copy
+            host = finish
+    return host, end
 
 
-def sequence_ms(ops: Iterable[tuple[str, float]], *, device: str = "H100",
-                head_start: bool = False) -> float:
+def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool = False) -> float:
     """Milliseconds from the start event to the end of ``ops``, issued in order from Python.
 
-    ``ops``: ``(kind, ms)`` pairs, ``ms`` the operation's own device time (a prediction) and
-    ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``), ``"async"`` (an
-    asynchronous copy; its host cost is not measured, so taken as none) or ``"sync"`` (a
-    synchronous copy: the host waits for it). Operations run one after another on the
-    device (overlap across streams is not modelled). ``head_start``: timed by
-    :func:`cudakit.benchmark` (True) or by raw events (False).
+    ``ops``: ``(kind, ms[, stream[, engine]])``; ``ms`` the operation's own device time (a
+    prediction), ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``),
+    ``"async"`` (an asynchronous copy: costs the host ``copy_issue_us`` where measured, else
+    nothing) or ``"sync"`` (a synchronous copy: the host waits for it); ``stream`` 0 (the
+    default, legacy stream: ordered with everything) or a stream number; ``engine``
+    ``"compute"`` (default), ``"htod"`` or ``"dtoh"`` (the copy engines).
+    ``head_start``: timed by :func:`cudakit.benchmark` (True) or by raw events (False).
     """
-    ops = list(ops)
-    for kind, ms in ops:
-        if kind not in KINDS:
-            raise ArgumentError(f"operation kind must be one of {', '.join(KINDS)}, got {kind!r}")
-        if not ms >= 0:
-            raise ArgumentError(f"an operation's time must be a non-negative number, got {ms!r}")
-    issue = load(device).launch_issue_us
+    ops = [_normalise(op) for op in ops]
+    dev = load(device)
+    issue = dev.launch_issue_us
+    copy_issue = dev.figures.get("copy_issue_us", 0.0)
     lead = 0.0
     if head_start:
-        host, _ = _timeline(ops, issue, 0.0)  # the warm-up call: how long the host issues
+        host, _ = _timeline(ops, issue, copy_issue, 0.0)  # the warm-up call: the host's time
         lead = head_start_us(host)
-    _, end = _timeline(ops, issue, lead)
+    _, end = _timeline(ops, issue, copy_issue, lead)
     return round((end - lead) * 1e-3, 9)
