@@ -33,7 +33,9 @@ Methods, in order:
   every thread to one word, or each to its own word; thread operations per second.
 - ``shared_atomic_per_clk_per_sm``: ``atomicAdd`` to a distinct shared word per thread.
 - ``launch_overhead_us``: 1000 empty launches queued back to back (event time / 1000);
-  ``launch_issue_us``: the host's time per cudakit launch; ``kernel_min_us``: one empty
+  ``launch_issue_us``: the host's time per cudakit launch (no parameters);
+  ``launch_issue_per_arg_us``: what each parameter adds to it (an 8-parameter kernel called
+  with integer addresses, Python ints and float32s); ``kernel_min_us``: one empty
   kernel alone, event time; ``block_launch_per_s``: the rate at which the GPU starts blocks,
   from one empty kernel of 2^21 blocks of 32 threads less one of a single block.
 - ``barrier_cycles``: 1024 threads, a loop of ``__syncthreads()``; cycles per barrier.
@@ -199,6 +201,7 @@ __global__ void barriers(long long *cycles, int iters) {
 }
 
 __global__ void empty() {}
+__global__ void empty8(const float *u, float *v, int a, int b, int c, int d, float e, float f) {}
 """
 
 GIB = 1 << 30
@@ -401,6 +404,18 @@ def launches(b: Bench) -> None:
     b.cuda.Context.synchronize()
     b.put("launch_issue_us", (time.perf_counter() - t0) * 1e6 / count,
           "host time per launch of a cudakit kernel (typed checks + PyCUDA prepared call)")
+    empty8, d = b.k["empty8"], b.zeros(1024)
+    args = (int(d), int(d) + 512, 1, 2, 3, 4, np.float32(0.5), np.float32(0.25))
+    empty8(*args, grid=(1,), block=(32,))
+    b.cuda.Context.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(count):
+        empty8(*args, grid=(1,), block=(32,))
+    b.cuda.Context.synchronize()
+    b.put("launch_issue_per_arg_us",
+          max((time.perf_counter() - t0) * 1e6 / count - b.results["launch_issue_us"], 0) / 8,
+          "host time per launch of an empty 8-parameter kernel (2 integer addresses, 4 Python "
+          "ints, 2 float32) less launch_issue_us, per parameter")
     one = b.ms(lambda: empty(grid=(1,), block=(32,)), repeat=50)
     b.put("kernel_min_us", one * 1e3, "one empty kernel alone, event time, median of 50")
     blocks = b.size(1 << 21, 256)

@@ -140,6 +140,14 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     # instructions at one per clock, or its chain of dependent instructions (issue_cycles),
     # whichever is longer (ptxas hoists loads, so the two overlap rather than add)
     own = max(mem + x.issued / w, x.cycles / w)
+    if barriers > 0:
+        # a block with barriers moves in lockstep: none of its warps passes a __syncthreads()
+        # before all have arrived, so a block's waits before a barrier and the whole block's
+        # work after it add (Baghsorkhi et al., PPoPP 2010, model barriers this way); only
+        # other resident blocks fill those waits. The block's work: its warps' instructions
+        # on the SM's schedulers, at least one warp's own at one per clock.
+        block = x.issued / w * max(x.warps_per_block / d.issue_per_clk_per_sm, 1.0)
+        own = max(own, mem + block)
     if mwp >= warps and cwp >= warps:
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
             else "latency"

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .device import load
 from .sequence import sequence_ms
 
 
@@ -95,6 +96,14 @@ class Replay:
                     device=self.device)
         return self.cache[key]
 
+    def host_us(self, op: dict) -> float | None:
+        """The host's time to issue a launch: ``launch_issue_us`` and, where measured,
+        ``launch_issue_per_arg_us`` for each argument; None (the default) for a copy."""
+        if op["op"] != "launch":
+            return None
+        d = load(self.device)
+        return d.launch_issue_us + d.figures.get("launch_issue_per_arg_us", 0.0) * len(op["args"])
+
     def arguments(self, args: list[dict], buffers: dict[int, np.ndarray]) -> tuple:
         values = []
         for arg in args:
@@ -115,8 +124,8 @@ class Replay:
         ``cudakit.benchmark``)."""
         buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
         parts = [(describe(op), self.op(op, sources, buffers)) for op in ops]
-        ms = sequence_ms([(kind(op), float(p.ms), int(op.get("stream") or 0), engine(op))
-                          for op, (_, p) in zip(ops, parts, strict=True)],
+        ms = sequence_ms([(kind(op), float(p.ms), int(op.get("stream") or 0), engine(op),
+                           self.host_us(op)) for op, (_, p) in zip(ops, parts, strict=True)],
                          device=self.device, head_start=head_start)
         return RegionPrediction(ms, self.device, parts, len({op.get("stream", 0) for op in ops}))
 

@@ -3,9 +3,11 @@ before the host has issued it, and work on different streams overlaps where the 
 
 A timed region of many small launches is often bound by the host, not the GPU: each launch
 costs the host ``launch_issue_us`` (cudakit's typed checks and PyCUDA's prepared call,
-measured by ``benchmarks/microbench.py``), and the device starts a launch no earlier than the
-host has finished issuing it. A synchronous copy makes the host wait until the device has
-done it; an asynchronous one costs the host ``copy_issue_us`` where that is measured.
+measured by ``benchmarks/microbench.py``; a caller may give an operation its own host time,
+as the replay does with ``launch_issue_per_arg_us`` per argument), and the device starts a
+launch no earlier than the host has finished issuing it. A synchronous copy makes the host
+wait until the device has done it; an asynchronous one costs the host ``copy_issue_us``
+where that is measured.
 
 Streams and engines (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"): the
 operations of one stream run in order; operations of different streams may overlap when they
@@ -46,13 +48,15 @@ KINDS = ("launch", "async", "sync")
 ENGINES = ("compute", "htod", "dtoh")
 
 
-def _normalise(op) -> tuple[str, float, int, str]:
-    """``(kind, ms[, stream[, engine]])`` with the defaults filled in, checked."""
-    if not isinstance(op, tuple | list) or not 2 <= len(op) <= 4:
-        raise ArgumentError(f"an operation is (kind, ms[, stream[, engine]]), got {op!r}")
+def _normalise(op) -> tuple[str, float, int, str, float | None]:
+    """``(kind, ms[, stream[, engine[, host_us]]])`` with the defaults filled in, checked."""
+    if not isinstance(op, tuple | list) or not 2 <= len(op) <= 5:
+        raise ArgumentError(f"an operation is (kind, ms[, stream[, engine[, host_us]]]), "
+                            f"got {op!r}")
     kind, ms = op[0], op[1]
     stream = op[2] if len(op) > 2 else 0
     engine = op[3] if len(op) > 3 else "compute"
+    host_us = op[4] if len(op) > 4 else None
     if kind not in KINDS:
         raise ArgumentError(f"operation kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if isinstance(ms, bool) or not isinstance(ms, int | float) or not ms >= 0:
@@ -63,10 +67,13 @@ def _normalise(op) -> tuple[str, float, int, str]:
         raise ArgumentError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if kind == "launch" and engine != "compute":
         raise ArgumentError(f"a launch runs on the compute engine, not {engine!r}")
-    return kind, float(ms), stream, engine
+    if host_us is not None and (isinstance(host_us, bool) or not isinstance(host_us, int | float)
+                                or not host_us >= 0):
+        raise ArgumentError(f"the host's time must be a non-negative number, got {host_us!r}")
+    return kind, float(ms), stream, engine, host_us
 
 
-def _timeline(ops: list[tuple[str, float, int, str]], issue_us: float, copy_issue_us: float,
+def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float,
               lead_us: float) -> tuple[float, float]:
     """(host's issue time, the device's finish time), in microseconds from the host's start;
     the device is busy until ``lead_us`` first."""
@@ -75,8 +82,10 @@ def _timeline(ops: list[tuple[str, float, int, str]], issue_us: float, copy_issu
     engines = dict.fromkeys(ENGINES, lead_us)  # when each engine is free
     barrier = lead_us  # the end of the last operation of the default stream
     end = lead_us
-    for kind, ms, stream, engine in ops:
-        if kind == "launch":
+    for kind, ms, stream, engine, host_us in ops:
+        if host_us is not None:
+            host += host_us
+        elif kind == "launch":
             host += issue_us
         elif kind == "async":
             host += copy_issue_us
@@ -97,12 +106,14 @@ def _timeline(ops: list[tuple[str, float, int, str]], issue_us: float, copy_issu
 def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool = False) -> float:
     """Milliseconds from the start event to the end of ``ops``, issued in order from Python.
 
-    ``ops``: ``(kind, ms[, stream[, engine]])``; ``ms`` the operation's own device time (a
+    ``ops``: ``(kind, ms[, stream[, engine[, host_us]]])``; ``ms`` the operation's own device
+    time (a
     prediction), ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``),
     ``"async"`` (an asynchronous copy: costs the host ``copy_issue_us`` where measured, else
     nothing) or ``"sync"`` (a synchronous copy: the host waits for it); ``stream`` 0 (the
     default, legacy stream: ordered with everything) or a stream number; ``engine``
-    ``"compute"`` (default), ``"htod"`` or ``"dtoh"`` (the copy engines).
+    ``"compute"`` (default), ``"htod"`` or ``"dtoh"`` (the copy engines); ``host_us`` the
+    host's time to issue it, if not the default of its kind.
     ``head_start``: timed by :func:`cudakit.benchmark` (True) or by raw events (False).
     """
     ops = [_normalise(op) for op in ops]

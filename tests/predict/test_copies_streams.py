@@ -124,5 +124,13 @@ def test_bad_streams_and_engines_are_named():
         sequence_ms([("async", 1.0, 1, "pcie")])
     with pytest.raises(ArgumentError, match="a launch runs on the compute engine"):
         sequence_ms([("launch", 1.0, 1, "htod")])
-    with pytest.raises(ArgumentError, match=r"\(kind, ms\[, stream\[, engine\]\]\)"):
+    with pytest.raises(ArgumentError, match=r"\(kind, ms\[, stream\[, engine\[, host_us"):
         sequence_ms([("launch",)])
+    with pytest.raises(ArgumentError, match="host's time must be a non-negative number"):
+        sequence_ms([("launch", 1.0, 0, "compute", -2.0)])
+
+
+def test_a_launchs_own_host_time_replaces_the_default():
+    # 100 short launches that each take the host 50 us: the host's time decides
+    assert sequence_ms([("launch", 0.003, 0, "compute", 50.0)] * 100) == pytest.approx(
+        (100 * 50 + 3) / 1e3)
