@@ -44,7 +44,9 @@ Methods, in order:
   (``{"bytes": [...], "us": [...]}`` each); ``h2d/d2h_pinned/pageable_gbs``: their 256 MiB
   points as rates; ``copy_latency_us``, ``copy_fit_gbs``:
   :func:`cudakit.timing.fit_latency_bandwidth` over the pinned host-to-device curve up to
-  64 MiB; ``copy_issue_us``: the host's time per ``memcpy_htod_async`` of 4 bytes.
+  64 MiB; ``pcie_duplex_gbs``: 256 MiB up and 256 MiB down at once on two streams (both
+  directions' bytes / time); ``copy_issue_us``: the host's time per ``memcpy_htod_async``
+  of 4 bytes.
 
 Written by hand because no library measures these for a CUDA teaching model (nvbench times
 kernels one gives it; gpu-benches and the papers' suites are C++ programs outside Python).
@@ -476,6 +478,16 @@ def copies(b: Bench) -> None:
           f"fit ms = latency + bytes / bandwidth over pinned memcpy_htod of {fit[0][0]} to "
           f"{fit[-1][0]} B (cudakit.timing.fit_latency_bandwidth)")
     b.put("copy_fit_gbs", gbs, "the bandwidth of the same fit")
+    up, down, back = cuda.Stream(), cuda.Stream(), cuda.pagelocked_empty(n, np.uint8)
+    back[:] = 0
+
+    def both():
+        cuda.memcpy_htod_async(dev, host["pinned"], up)
+        cuda.memcpy_dtoh_async(back, other, down)
+
+    b.put("pcie_duplex_gbs", 2 * n / b.ms(both, repeat=5) / 1e6,
+          f"memcpy_htod_async and memcpy_dtoh_async of {n} B each, pinned, on two streams at "
+          "once; bytes of both / event time")
     import time
 
     stream, calls = cuda.Stream(), b.size(1000, 3)

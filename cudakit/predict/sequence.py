@@ -73,33 +73,83 @@ def _normalise(op) -> tuple[str, float, int, str, float | None]:
     return kind, float(ms), stream, engine, host_us
 
 
-def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float,
-              lead_us: float) -> tuple[float, float]:
+def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: float,
+              duplex: float = 1.0) -> tuple[float, float]:
     """(host's issue time, the device's finish time), in microseconds from the host's start;
-    the device is busy until ``lead_us`` first."""
-    host = 0.0
-    streams: dict[int, float] = {}  # when each stream's last operation ends
-    engines = dict.fromkeys(ENGINES, lead_us)  # when each engine is free
-    barrier = lead_us  # the end of the last operation of the default stream
+    the device is busy until ``lead_us`` first. ``duplex``: the share of its own rate each
+    copy engine keeps while the other one runs too.
+
+    An event simulation: the host issues the operations in order (a synchronous copy makes it
+    wait); each engine starts the first operation of its queue once its stream's previous
+    operation (and the last default-stream one before it) is done; a default-stream
+    operation waits for everything issued before it.
+    """
+    n = len(ops)
+    if n == 0:
+        return 0.0, lead_us
+    previous: list[int | None] = []  # the operation before it in its stream
+    default_before: list[int | None] = []  # the last default-stream one issued before it
+    last: dict[int, int] = {}
+    last_default = None
+    for i, op in enumerate(ops):
+        previous.append(last.get(op[2]))
+        last[op[2]] = i
+        default_before.append(last_default)
+        if op[2] == 0:
+            last_default = i
+    done = [False] * n
+    first_open = 0  # every operation before it is done
+    left = [op[1] * 1e3 for op in ops]
+    queues = {e: [] for e in ENGINES}
+    heads = dict.fromkeys(ENGINES, 0)
+    running: dict[str, int | None] = dict.fromkeys(ENGINES)
+    now = host = 0.0
     end = lead_us
-    for kind, ms, stream, engine, host_us in ops:
+    issued, waiting = 0, None  # waiting: the synchronous copy the host waits for
+
+    def cost(i: int) -> float:
+        kind, _, _, _, host_us = ops[i]
         if host_us is not None:
-            host += host_us
-        elif kind == "launch":
-            host += issue_us
-        elif kind == "async":
-            host += copy_issue_us
-        if stream == 0:  # the legacy default stream waits for all work issued before it
-            start = max(host, end)
-        else:
-            start = max(host, streams.get(stream, lead_us), engines[engine], barrier)
-        finish = start + ms * 1e3
-        streams[stream] = engines[engine] = finish
-        if stream == 0:
-            barrier = finish
-        end = max(end, finish)
-        if kind == "sync":  # the host waits for the copy
-            host = finish
+            return host_us
+        return issue_us if kind == "launch" else copy_issue_us if kind == "async" else 0.0
+
+    def ready(i: int) -> bool:
+        if ops[i][2] == 0:
+            return first_open >= i
+        return all(j is None or done[j] for j in (previous[i], default_before[i]))
+
+    while True:
+        for e in ENGINES:  # start what can start now
+            q = queues[e]
+            if running[e] is None and heads[e] < len(q) and now >= lead_us and ready(q[heads[e]]):
+                running[e] = q[heads[e]]
+                heads[e] += 1
+        both = running["htod"] is not None and running["dtoh"] is not None
+        rate = {e: duplex if both and e != "compute" else 1.0 for e in ENGINES}
+        times = [now + left[j] / rate[e] for e, j in running.items() if j is not None]
+        if issued < n and waiting is None:
+            times.append(host + cost(issued))
+        if now < lead_us:
+            times.append(lead_us)
+        if not times:
+            break
+        t = min(times)
+        for e, j in running.items():
+            if j is not None:
+                left[j] -= (t - now) * rate[e]
+                if left[j] <= 1e-6:
+                    running[e], done[j], end = None, True, max(end, t)
+                    if waiting == j:
+                        waiting, host = None, t
+        while first_open < n and done[first_open]:
+            first_open += 1
+        now = t
+        if issued < n and waiting is None and host + cost(issued) <= t:
+            host = t
+            queues[ops[issued][3]].append(issued)
+            if ops[issued][0] == "sync":
+                waiting = issued
+            issued += 1
     return host, end
 
 
@@ -120,9 +170,11 @@ def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool 
     dev = load(device)
     issue = dev.launch_issue_us
     copy_issue = dev.figures.get("copy_issue_us", 0.0)
+    both = dev.figures.get("pcie_duplex_gbs")
+    duplex = min(1.0, both / (dev.h2d_pinned_gbs + dev.d2h_pinned_gbs)) if both else 1.0
     lead = 0.0
-    if head_start:
-        host, _ = _timeline(ops, issue, copy_issue, 0.0)  # the warm-up call: the host's time
+    if head_start:  # the warm-up call: the host's time
+        host, _ = _timeline(ops, issue, copy_issue, 0.0, duplex)
         lead = head_start_us(host)
-    _, end = _timeline(ops, issue, copy_issue, lead)
+    _, end = _timeline(ops, issue, copy_issue, lead, duplex)
     return round((end - lead) * 1e-3, 9)

@@ -134,3 +134,23 @@ def test_a_launchs_own_host_time_replaces_the_default():
     # 100 short launches that each take the host 50 us: the host's time decides
     assert sequence_ms([("launch", 0.003, 0, "compute", 50.0)] * 100) == pytest.approx(
         (100 * 50 + 3) / 1e3)
+
+
+def test_both_pcie_directions_at_once_share_the_link(monkeypatch):
+    from cudakit.predict import sequence
+
+    d = load("H100")
+    half = (d.h2d_pinned_gbs + d.d2h_pinned_gbs) / 2  # each direction keeps half its rate
+    changed = dataclasses.replace(d, figures={**d.figures, "pcie_duplex_gbs": half})
+    monkeypatch.setattr(sequence, "load", lambda device: changed)
+    up, down = ("async", 1.0, 1, "htod"), ("async", 2.0, 2, "dtoh")
+    # together at half rate until the upload is done (at 2 ms, the download half done),
+    # then the download alone at its full rate: 1 ms more
+    assert sequence_ms([up, down]) == pytest.approx(3.0)
+    assert sequence_ms([up, ("async", 2.0, 1, "dtoh")]) == pytest.approx(3.0)  # one stream
+    # a kernel takes no share (it starts once the host has issued it)
+    assert sequence_ms([up, ("launch", 2.0, 2)]) == pytest.approx(d.launch_issue_us / 1e3 + 2)
+    alone = dataclasses.replace(d, figures={k: v for k, v in d.figures.items()
+                                            if k != "pcie_duplex_gbs"})
+    monkeypatch.setattr(sequence, "load", lambda device: alone)  # no figure: no share
+    assert sequence_ms([up, down]) == pytest.approx(2.0)
