@@ -16,6 +16,7 @@ import pytest
 from benchmarks import microbench, model
 from cudakit import record
 from cudakit.predict import load
+from cudakit.predict.device import read_curves
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,9 +161,13 @@ def test_microbench_runs_on_the_emulator(tmp_path):
               "shfl", "global_atomic_same_address_per_s", "global_atomic_distinct_per_s",
               "shared_atomic_per_clk_per_sm", "launch_overhead_us", "kernel_min_us",
               "barrier_cycles", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",
-              "d2h_pageable_gbs", "copy_latency_us"]
+              "d2h_pageable_gbs", "copy_latency_us", "pcie_duplex_gbs", "copy_issue_us"]
     assert all(result[k] > 0 and k in result["methods"] for k in wanted), \
         [k for k in wanted if not (result.get(k) or 0) > 0]
+    assert result["launch_issue_per_arg_us"] >= 0
+    curves = read_curves(result["copy_curves"], "device.json")  # the format the model reads
+    assert set(curves) == {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d"}
+    assert curves["h2d_pinned"][0][0] == 256 and curves["d2d"][0][-1] == 1 << 16
     assert result["sm_count"] == 1  # the emulated device
 
 
