@@ -33,13 +33,20 @@ Methods, in order:
   every thread to one word, or each to its own word; thread operations per second.
 - ``shared_atomic_per_clk_per_sm``: ``atomicAdd`` to a distinct shared word per thread.
 - ``launch_overhead_us``: 1000 empty launches queued back to back (event time / 1000);
-  ``launch_issue_us``: the host's time per cudakit launch; ``kernel_min_us``: one empty
+  ``launch_issue_us``: the host's time per cudakit launch (no parameters);
+  ``launch_issue_per_arg_us``: what each parameter adds to it (an 8-parameter kernel called
+  with integer addresses, Python ints and float32s); ``kernel_min_us``: one empty
   kernel alone, event time; ``block_launch_per_s``: the rate at which the GPU starts blocks,
   from one empty kernel of 2^21 blocks of 32 threads less one of a single block.
 - ``barrier_cycles``: 1024 threads, a loop of ``__syncthreads()``; cycles per barrier.
-- ``h2d/d2h_pinned/pageable_gbs``: 256 MiB ``memcpy_htod``/``memcpy_dtoh``;
-  ``copy_latency_us``, ``copy_fit_gbs``: :func:`cudakit.timing.fit_latency_bandwidth` over
-  pinned host-to-device copies of 4 B to 64 MiB.
+- ``copy_curves``: microseconds per synchronous copy against its size (256 B to 256 MiB, x4
+  apart) for ``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable`` and ``d2d``
+  (``{"bytes": [...], "us": [...]}`` each); ``h2d/d2h_pinned/pageable_gbs``: their 256 MiB
+  points as rates; ``copy_latency_us``, ``copy_fit_gbs``:
+  :func:`cudakit.timing.fit_latency_bandwidth` over the pinned host-to-device curve up to
+  64 MiB; ``pcie_duplex_gbs``: 256 MiB up and 256 MiB down at once on two streams (both
+  directions' bytes / time); ``copy_issue_us``: the host's time per ``memcpy_htod_async``
+  of 4 bytes.
 
 Written by hand because no library measures these for a CUDA teaching model (nvbench times
 kernels one gives it; gpu-benches and the papers' suites are C++ programs outside Python).
@@ -196,6 +203,7 @@ __global__ void barriers(long long *cycles, int iters) {
 }
 
 __global__ void empty() {}
+__global__ void empty8(const float *u, float *v, int a, int b, int c, int d, float e, float f) {}
 """
 
 GIB = 1 << 30
@@ -398,6 +406,18 @@ def launches(b: Bench) -> None:
     b.cuda.Context.synchronize()
     b.put("launch_issue_us", (time.perf_counter() - t0) * 1e6 / count,
           "host time per launch of a cudakit kernel (typed checks + PyCUDA prepared call)")
+    empty8, d = b.k["empty8"], b.zeros(1024)
+    args = (int(d), int(d) + 512, 1, 2, 3, 4, np.float32(0.5), np.float32(0.25))
+    empty8(*args, grid=(1,), block=(32,))
+    b.cuda.Context.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(count):
+        empty8(*args, grid=(1,), block=(32,))
+    b.cuda.Context.synchronize()
+    b.put("launch_issue_per_arg_us",
+          max((time.perf_counter() - t0) * 1e6 / count - b.results["launch_issue_us"], 0) / 8,
+          "host time per launch of an empty 8-parameter kernel (2 integer addresses, 4 Python "
+          "ints, 2 float32) less launch_issue_us, per parameter")
     one = b.ms(lambda: empty(grid=(1,), block=(32,)), repeat=50)
     b.put("kernel_min_us", one * 1e3, "one empty kernel alone, event time, median of 50")
     blocks = b.size(1 << 21, 256)
@@ -416,26 +436,70 @@ def barrier(b: Bench) -> None:
           f"1024 threads, {iters} __syncthreads() in a loop, one block per SM")
 
 
+#: the copies of ``copy_curves``: name -> (direction, host memory)
+CURVES = {"h2d_pinned": ("htod", "pinned"), "d2h_pinned": ("dtoh", "pinned"),
+          "h2d_pageable": ("htod", "pageable"), "d2h_pageable": ("dtoh", "pageable"),
+          "d2d": ("dtod", None)}
+
+
 def copies(b: Bench) -> None:
     cuda = b.cuda
     n = b.size(256 << 20, 1 << 16)
-    dev = b.zeros(n)
-    pinned = cuda.pagelocked_empty(n, np.uint8)
-    pageable = np.zeros(n, np.uint8)
-    for key, fn, what in [
-        ("h2d_pinned_gbs", lambda: cuda.memcpy_htod(dev, pinned), "memcpy_htod, pinned"),
-        ("d2h_pinned_gbs", lambda: cuda.memcpy_dtoh(pinned, dev), "memcpy_dtoh, pinned"),
-        ("h2d_pageable_gbs", lambda: cuda.memcpy_htod(dev, pageable), "memcpy_htod, pageable"),
-        ("d2h_pageable_gbs", lambda: cuda.memcpy_dtoh(pageable, dev), "memcpy_dtoh, pageable"),
-    ]:
-        b.put(key, n / b.ms(fn, repeat=5) / 1e6, f"{what}, {n} B, CUDA events")
-    sizes = [4 << (2 * i) for i in range(13) if 4 << (2 * i) <= b.size(64 << 20, 1 << 16)]
-    times = [b.ms(lambda s=s: cuda.memcpy_htod(dev, pinned[:s]), repeat=10) for s in sizes]
-    latency_ms, gbs = b.cudakit.fit_latency_bandwidth(sizes, times)
+    sizes = [256 << (2 * i) for i in range(11) if 256 << (2 * i) <= n]  # 256 B ... 256 MiB
+    dev, other = b.zeros(n), b.zeros(n)
+    host = {"pinned": cuda.pagelocked_empty(n, np.uint8), "pageable": np.zeros(n, np.uint8)}
+    host["pinned"][:] = 0  # touched, as a program's arrays are
+
+    def copy(direction: str, memory: str | None, size: int):
+        if direction == "htod":
+            return lambda: cuda.memcpy_htod(dev, host[memory][:size])
+        if direction == "dtoh":
+            return lambda: cuda.memcpy_dtoh(host[memory][:size], dev)
+        return lambda: cuda.memcpy_dtod(other, dev, size)
+
+    curves = {}
+    for name, (direction, memory) in CURVES.items():
+        us = [b.ms(copy(direction, memory, s), repeat=5 if s >= 64 << 20 else 10) * 1e3
+              for s in sizes]
+        curves[name] = {"bytes": sizes, "us": [float(f"{t:.6g}") for t in us]}
+        if name != "d2d":
+            b.put(f"{name}_gbs", sizes[-1] / us[-1] / 1e3,
+                  f"memcpy_{direction}, {memory}, {sizes[-1]} B, CUDA events")
+    b.results["copy_curves"] = curves
+    b.methods["copy_curves"] = (
+        f"microseconds per synchronous copy of {sizes[0]} to {sizes[-1]} B (x4 apart), CUDA "
+        "events, median: memcpy_htod/dtoh from pinned and from pageable host memory, "
+        "memcpy_dtod within device memory")
+    pinned = curves["h2d_pinned"]
+    fit = [(s, t / 1e3) for s, t in zip(pinned["bytes"], pinned["us"], strict=True)
+           if s <= 64 << 20]
+    latency_ms, gbs = b.cudakit.fit_latency_bandwidth(*zip(*fit, strict=True))
     b.put("copy_latency_us", latency_ms * 1e3,
-          f"fit ms = latency + bytes / bandwidth over pinned memcpy_htod of {sizes[0]} to "
-          f"{sizes[-1]} B (cudakit.timing.fit_latency_bandwidth)")
+          f"fit ms = latency + bytes / bandwidth over pinned memcpy_htod of {fit[0][0]} to "
+          f"{fit[-1][0]} B (cudakit.timing.fit_latency_bandwidth)")
     b.put("copy_fit_gbs", gbs, "the bandwidth of the same fit")
+    up, down, back = cuda.Stream(), cuda.Stream(), cuda.pagelocked_empty(n, np.uint8)
+    back[:] = 0
+
+    def both():
+        cuda.memcpy_htod_async(dev, host["pinned"], up)
+        cuda.memcpy_dtoh_async(back, other, down)
+
+    b.put("pcie_duplex_gbs", 2 * n / b.ms(both, repeat=5) / 1e6,
+          f"memcpy_htod_async and memcpy_dtoh_async of {n} B each, pinned, on two streams at "
+          "once; bytes of both / event time")
+    import time
+
+    stream, calls = cuda.Stream(), b.size(1000, 3)
+    small = host["pinned"][:4]
+    cuda.Context.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        cuda.memcpy_htod_async(dev, small, stream)
+    elapsed = time.perf_counter() - t0
+    stream.synchronize()
+    b.put("copy_issue_us", elapsed * 1e6 / calls,
+          f"host time per memcpy_htod_async of 4 B from pinned memory, {calls} calls")
 
 
 BENCHMARKS = [device_facts, clock, dram, l2, l1, shared, latencies, throughputs, atomics,
@@ -486,7 +550,8 @@ def main(argv=None) -> int:
     result = run(options.small, Path(options.out) if options.out else None)
     if not options.out:
         print(json.dumps(result, indent=1))
-    for key in sorted(k for k in result if k not in ("header", "methods", "errors", "seconds")):
+    for key in sorted(k for k in result if k not in ("header", "methods", "errors", "seconds",
+                                                  "copy_curves")):
         print(f"{key:36s} {result[key]}", file=sys.stderr)
     return 0
 

@@ -12,8 +12,8 @@ zero-filled NumPy buffers of the recorded allocation sizes (one array per alloca
 aliasing stays; pointers inside an allocation as ``Pointer(array, offset)``), every copy
 through ``cudakit.predict_copy``; the region's prediction is ``cudakit.predict.sequence_ms``
 of them: one after another on the device, none before the host has issued it (with
-``cudakit.benchmark``'s head start for its regions). Operations on several streams are
-marked: their overlap is not modelled. Left out, and counted: host-clock
+``cudakit.benchmark``'s head start for its regions; operations of different streams
+overlap where they use different engines). Left out, and counted: host-clock
 benchmarks, regions with no recorded operation (CuPy, NumPy) or with dropped operations.
 
 The table gives lab, cell, kernels, configuration, measured and predicted ms and the error;
@@ -152,7 +152,7 @@ def replay(region: Region, replayer: Replay) -> None:
     longest = max(result.parts, key=lambda part: part[1].ms)[1] if result.parts else None
     region.bound = getattr(longest, "bound", "")
     if result.streams > 1:
-        region.note = "several streams: one after another, without overlap"
+        region.note = f"{result.streams} streams: overlap by engine (SMs, copy engines)"
 
 
 def sequences(regions: list[Region]) -> list[dict]:
@@ -215,9 +215,13 @@ def table(regions: list[Region]) -> str:
     return "\n".join(rows)
 
 
-def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=None) -> dict:
-    """Group, replay and summarise a recording; the dict ``--json`` writes."""
+def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=None,
+            labs: list[str] | None = None) -> dict:
+    """Group, replay and summarise a recording; the dict ``--json`` writes. ``labs``: only
+    the regions of labs whose name starts with one of these (``"08"``, ``"21_stencil"``)."""
     regions, skipped = group(read_lines(path), engine)
+    if labs:
+        regions = [r for r in regions if r.label.startswith(tuple(labs))]
     replayer = Replay(device, predictor)
     for region in regions:
         replay(region, replayer)
@@ -239,6 +243,9 @@ def main(argv=None) -> int:
     parser.add_argument("--engine", default="gpu", choices=("gpu", "emu"),
                         help="which lines to use (emu: only to test this script)")
     parser.add_argument("--device", default="H100")
+    parser.add_argument("--labs", nargs="+", default=None, metavar="LAB",
+                        help="only these labs (name prefixes: 08 21_stencil); a subset's "
+                             "figures are not the issue's figures")
     parser.add_argument("--json", default=None, metavar="FILE")
     parser.add_argument("--labs-json", default=None, metavar="FILE",
                         help="write the labs' stored comparison (labs/h100_predicted.json)")
@@ -246,7 +253,9 @@ def main(argv=None) -> int:
     path = Path(options.recording)
     if not path.exists():
         raise SystemExit(f"benchmarks.model: no recording at {path} (tools/gpu-check --record)")
-    result = compare(path, options.engine, options.device)
+    if options.labs and options.labs_json:
+        raise SystemExit("benchmarks.model: --labs-json needs every lab (leave out --labs)")
+    result = compare(path, options.engine, options.device, labs=options.labs)
     print(result["table"])
     s = result["summary"]
     median, within = s["median_abs_error_pct"], s["share_within_30pct"]

@@ -16,6 +16,7 @@ import pytest
 from benchmarks import microbench, model
 from cudakit import record
 from cudakit.predict import load
+from cudakit.predict.device import read_curves
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,9 +161,13 @@ def test_microbench_runs_on_the_emulator(tmp_path):
               "shfl", "global_atomic_same_address_per_s", "global_atomic_distinct_per_s",
               "shared_atomic_per_clk_per_sm", "launch_overhead_us", "kernel_min_us",
               "barrier_cycles", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",
-              "d2h_pageable_gbs", "copy_latency_us"]
+              "d2h_pageable_gbs", "copy_latency_us", "pcie_duplex_gbs", "copy_issue_us"]
     assert all(result[k] > 0 and k in result["methods"] for k in wanted), \
         [k for k in wanted if not (result.get(k) or 0) > 0]
+    assert result["launch_issue_per_arg_us"] >= 0
+    curves = read_curves(result["copy_curves"], "device.json")  # the format the model reads
+    assert set(curves) == {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d"}
+    assert curves["h2d_pinned"][0][0] == 256 and curves["d2d"][0][-1] == 1 << 16
     assert result["sm_count"] == 1  # the emulated device
 
 
@@ -198,10 +203,13 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     first = regions[0]
     assert first["measured_ms"] == pytest.approx(np.median([lines[1]["median_ms"],
                                                             lines[2]["median_ms"]]))
-    # a synchronous copy (the host waits), then two 4-us launches issued by the host one
-    # launch_issue_us apart: the second starts when issued and ends 4 us later
-    issue = load("H100").launch_issue_us
-    assert first["predicted_ms"] == pytest.approx(1024 / 1e6 + (2 * issue + 4) / 1e3)
+    # a synchronous copy (the host waits), then two 4-us launches issued by the host, each
+    # costing it launch_issue_us and launch_issue_per_arg_us per argument (4 and 2; absent
+    # until measured): the second starts when issued and ends 4 us later
+    d = load("H100")
+    per_arg = d.figures.get("launch_issue_per_arg_us", 0.0)
+    issued = 2 * d.launch_issue_us + 6 * per_arg
+    assert first["predicted_ms"] == pytest.approx(1024 / 1e6 + (issued + 4) / 1e3)
     assert first["kernels"] == "memcpy htod, add, scale<64>"
     name, args = stand_in.calls[0]
     assert name == "add" and args[0] is args[1]  # the aliased buffer is one array
@@ -212,6 +220,15 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     assert "| lab99 | 7 | memcpy htod, add, scale<64> |" in result["table"]
     with pytest.raises(SystemExit, match="no recording"):
         model.main([str(tmp_path / "missing.jsonl")])
+    # --labs: only the labs named (by prefix); the labs' stored file needs all of them
+    some = model.compare(path, engine="emu", labs=["lab9"], predictor=(
+        stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
+    assert len(some["regions"]) == 4
+    none = model.compare(path, engine="emu", labs=["10_"], predictor=(
+        stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
+    assert none["regions"] == [] and none["summary"]["predicted"] == 0
+    with pytest.raises(SystemExit, match="--labs-json needs every lab"):
+        model.main([str(path), "--labs", "lab9", "--labs-json", str(tmp_path / "x.json")])
 
 
 def test_model_keeps_gpu_lines_only(recording, tmp_path):

@@ -196,6 +196,9 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
     >>> chain = [I(opcode="fma.rn.f32", operands=["%f1", "%f1", "%f2", "%f3"], guard=None)] * 3
     >>> issue_cycles(chain), issue_cycles(chain, back_edge=True)   # 0, 4, 8 and then 12
     (9, 12)
+    >>> div = I(opcode="div.rn.f32", operands=["%f1", "%f1", "%f2"], guard=None)
+    >>> issue_cycles([div, div])   # 6 FFMA + 1 MUFU steps of 4 cycles each, twice
+    53
     """
     def one_pass(ready: dict, start: int) -> int:
         t = start
@@ -208,10 +211,18 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
                 for w in writes:
                     ready[w] = operands
                 continue
-            t = max(t, operands) + n
+            start = max(t, operands)
             cls = instruction_class(ins.opcode, ins.operands)
+            # an expansion (integer division, IEEE division and square root) is a chain of
+            # dependent SASS instructions (Newton-Raphson steps on a MUFU estimate); its
+            # check-and-branch runs beside it. The warp issues its next instruction once
+            # the chain's last step has issued.
+            chain = sum(DEPENDENT.get(k, 1) * v for k, v in slots.items()
+                        if k not in ("free", "branch")) if n > 1 else DEPENDENT.get(cls, 0)
+            done = start + chain if n > 1 else start + DEPENDENT.get(cls, 0)
+            t = max(start + n, done - DEPENDENT.get(cls, 0) + 1)
             for w in writes:
-                ready[w] = t - 1 + DEPENDENT.get(cls, 0)
+                ready[w] = done
         return t
 
     ready: dict = {}

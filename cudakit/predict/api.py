@@ -124,33 +124,62 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                       e.waves, dev.key, f"{info.name}<<<{grid3}, {block3}>>>")
 
 
-_COPY = {("htod", True): "h2d_pinned_gbs", ("htod", False): "h2d_pageable_gbs",
-         ("dtoh", True): "d2h_pinned_gbs", ("dtoh", False): "d2h_pageable_gbs"}
+_COPY = {("htod", True): "h2d_pinned", ("htod", False): "h2d_pageable",
+         ("dtoh", True): "d2h_pinned", ("dtoh", False): "d2h_pageable"}
+
+
+def curve_us(curve: tuple, nbytes: int) -> float:
+    """Microseconds of a copy of ``nbytes`` on a measured curve ``(sizes, us)``: linear
+    between the measured sizes, the smallest size's time below them (a copy that small is
+    its fixed cost), the last segment's rate beyond them.
+
+    >>> curve_us(((1000, 2000), (10.0, 12.0)), 1500), curve_us(((1000, 2000), (10.0, 12.0)), 4000)
+    (11.0, 16.0)
+    """
+    sizes, us = curve
+    if nbytes <= sizes[-1]:
+        return float(np.interp(nbytes, sizes, us))
+    slope = max(us[-1] - us[-2], 0.0) / (sizes[-1] - sizes[-2])
+    return us[-1] + (nbytes - sizes[-1]) * slope
 
 
 def predict_copy(nbytes: int, direction: str = "htod", pinned: bool = True,
                  device: str = "H100") -> Prediction:
-    """Predict a ``cudaMemcpy`` of ``nbytes``: latency + bytes / bandwidth.
+    """Predict a ``cudaMemcpy`` of ``nbytes``.
 
     ``direction``: ``"htod"``, ``"dtoh"`` (over PCIe; ``pinned`` host memory or pageable) or
-    ``"dtod"`` (within device memory: read and write, at the copy rate).
+    ``"dtod"`` (within device memory). Where the device has measured ``copy_curves``
+    (``benchmarks/microbench.py``), the time is read off the curve of that kind of copy
+    (:func:`curve_us`); otherwise latency + bytes / bandwidth (device to device: read and
+    write, at the copy rate).
     """
     dev = load(device)
     if direction not in ("htod", "dtoh", "dtod"):
         raise ArgumentError(f"direction must be 'htod', 'dtoh' or 'dtod', got {direction!r}")
     if isinstance(nbytes, bool) or not isinstance(nbytes, int | np.integer) or nbytes < 0:
         raise ArgumentError(f"nbytes must be a non-negative integer, got {nbytes!r}")
+    nbytes = int(nbytes)
+    kind = "d2d" if direction == "dtod" else _COPY[direction, bool(pinned)]
+    memory = "" if direction == "dtod" else f", {'pinned' if pinned else 'pageable'}"
+    bound = "memory" if direction == "dtod" else "PCIe"
+    curve = dev.figures.get("copy_curves", {}).get(kind)
+    if curve is not None:
+        ms = curve_us(curve, nbytes) * 1e-3
+        rate = nbytes / (ms * 1e6) if ms > 0 else 0.0
+        where = "within device memory" if direction == "dtod" else "over PCIe"
+        text = (f"{nbytes / 1e6:.3g} MB {where}{memory}: {ms * 1e3:.3g} us on the measured "
+                f"curve ({rate:.3g} GB/s effective)")
+        return Prediction(ms, bound, text, {bound: ms}, {"bytes": nbytes},
+                          what=f"copy {direction} of {nbytes} bytes", device=dev.key)
     latency = dev.copy_latency_us * 1e-3
     if direction == "dtod":
         gbs = dev.dram_copy_gbs
-        moving = 2 * int(nbytes) / (gbs * 1e9) * 1e3
-        bound, how = "memory", f"{2 * int(nbytes) / 1e6:.3g} MB read and written in DRAM"
+        moving = 2 * nbytes / (gbs * 1e9) * 1e3
+        how = f"{2 * nbytes / 1e6:.3g} MB read and written in DRAM"
     else:
-        gbs = getattr(dev, _COPY[direction, bool(pinned)])
-        moving = int(nbytes) / (gbs * 1e9) * 1e3
-        bound = "PCIe"
-        how = (f"{int(nbytes) / 1e6:.3g} MB over PCIe, {'pinned' if pinned else 'pageable'}, "
-               f"at {gbs:g} GB/s")
+        gbs = getattr(dev, f"{kind}_gbs")
+        moving = nbytes / (gbs * 1e9) * 1e3
+        how = f"{nbytes / 1e6:.3g} MB over PCIe{memory}, at {gbs:g} GB/s"
     ms = latency + moving
     if latency >= moving:
         text = f"latency-bound copy: {dev.copy_latency_us:g} us to start, {how}"
@@ -158,4 +187,4 @@ def predict_copy(nbytes: int, direction: str = "htod", pinned: bool = True,
     else:
         text = f"{how}, {moving / ms:.0%} of the time"
     return Prediction(ms, bound, text, {"latency": latency, bound: moving}, {"bytes": nbytes},
-                      what=f"copy {direction} of {int(nbytes)} bytes", device=dev.key)
+                      what=f"copy {direction} of {nbytes} bytes", device=dev.key)

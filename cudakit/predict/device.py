@@ -33,8 +33,39 @@ FIGURES = ("sm_count", "clock_ghz", "dram_read_gbs", "dram_write_gbs", "dram_cop
            "global_atomic_distinct_per_s", "shared_atomic_per_clk_per_sm", "launch_overhead_us",
            "kernel_min_us", "launch_issue_us", "barrier_cycles", "h2d_pinned_gbs", "d2h_pinned_gbs",
            "h2d_pageable_gbs", "d2h_pageable_gbs", "copy_latency_us")
-#: figures a device may lack (the model leaves out the term they price until measured)
-OPTIONAL = ("block_launch_per_s",)
+#: figures a device may lack (the model leaves out the term they price until measured, or
+#: falls back to a simpler one: ``copy_curves`` to latency + bytes / rate)
+OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
+            "pcie_duplex_gbs")
+#: tables a device may have: ``copy_curves`` (``benchmarks/microbench.py``), per copy kind
+#: (``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable``, ``d2d``) the measured
+#: microseconds against bytes
+CURVES = ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d")
+
+
+def read_curves(entry, path: str) -> dict[str, tuple[tuple[int, ...], tuple[float, ...]]]:
+    """``copy_curves`` checked: per kind, ascending sizes (at least two) and their times.
+
+    >>> read_curves({"d2d": {"bytes": [256, 1024], "us": [5.0, 5.5]}}, "x")
+    {'d2d': ((256, 1024), (5.0, 5.5))}
+    """
+    if isinstance(entry, dict) and "value" in entry:
+        entry = entry["value"]
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: copy_curves must be an object of curves, got {entry!r}")
+    curves = {}
+    for name, curve in entry.items():
+        if name not in CURVES:
+            raise ValueError(f"{path}: copy_curves has an unknown kind {name!r} "
+                             f"(known: {', '.join(CURVES)})")
+        sizes, us = (curve.get("bytes"), curve.get("us")) if isinstance(curve, dict) else (0, 0)
+        if not (isinstance(sizes, list) and isinstance(us, list) and len(sizes) == len(us) >= 2
+                and all(isinstance(v, int | float) and v > 0 for v in sizes + us)
+                and all(a < b for a, b in zip(sizes, sizes[1:], strict=False))):
+            raise ValueError(f"{path}: copy_curves[{name!r}] needs 'bytes' (ascending) and "
+                             "'us' (positive), two or more of each, of equal length")
+        curves[name] = (tuple(int(v) for v in sizes), tuple(float(v) for v in us))
+    return curves
 
 
 @dataclass(frozen=True)
@@ -93,6 +124,9 @@ def read_figures(text: str, path: str = "figures", complete: bool = True) -> tup
             continue
         v, src = _value(data[k], k, path)
         values[k], sources[k] = float(v), src or f"measured: {methods.get(k, path)}"
+    if data.get("copy_curves") is not None:
+        values["copy_curves"] = read_curves(data["copy_curves"], path)
+        sources["copy_curves"] = f"measured: {methods.get('copy_curves', path)}"
     missing = [k for k in FIGURES if k not in values]
     if complete and missing:
         raise ValueError(f"{path} lacks {', '.join(missing)}")

@@ -136,10 +136,21 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps))
     cwp = min((mem + comp) / comp, warps) if comp else warps
     slice_ = comp / periods  # compute between two waits
-    # one warp's own path, a lower bound whatever the other warps do: its waits plus its
-    # instructions at one per clock, or its chain of dependent instructions (issue_cycles),
-    # whichever is longer (ptxas hoists loads, so the two overlap rather than add)
-    own = max(mem + x.issued / w, x.cycles / w)
+    # one warp's own path, a lower bound whatever the other warps do: its waits plus the
+    # cycles it needs to issue its instructions in order with their dependencies
+    # (issue_cycles, at least one per clock). A warp issues in order, so nothing after the
+    # first reader of a pending load issues before the load is back: Hong & Kim's single
+    # warp alternates mem and comp, and comp is its dependency chain, not its count
+    own = mem + max(x.issued, x.cycles) / w
+    if barriers > 0:
+        # a block with barriers moves in lockstep: none of its warps passes a __syncthreads()
+        # before all have arrived, so a block's waits before a barrier and the whole block's
+        # work after it add (Baghsorkhi et al., PPoPP 2010, model barriers this way); only
+        # other resident blocks fill those waits. The block's work: its warps' instructions
+        # on the SM's schedulers, at least one warp's own path.
+        block = max(x.issued / w * x.warps_per_block / d.issue_per_clk_per_sm,
+                    max(x.issued, x.cycles) / w)
+        own = max(own, mem + block)
     if mwp >= warps and cwp >= warps:
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
             else "latency"

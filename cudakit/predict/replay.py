@@ -21,6 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .device import load
 from .sequence import sequence_ms
 
 
@@ -44,8 +45,9 @@ def describe(op: dict) -> str:
 
 @dataclass
 class RegionPrediction:
-    """The predicted time of a region: its operations one after another on the device, none
-    before the host has issued it (streams do not overlap in this model)."""
+    """The predicted time of a region: its operations on the device's engines in stream
+    order, none before the host has issued it
+    (:func:`~cudakit.predict.sequence.sequence_ms`)."""
 
     ms: float
     device: str
@@ -94,6 +96,14 @@ class Replay:
                     device=self.device)
         return self.cache[key]
 
+    def host_us(self, op: dict) -> float | None:
+        """The host's time to issue a launch: ``launch_issue_us`` and, where measured,
+        ``launch_issue_per_arg_us`` for each argument; None (the default) for a copy."""
+        if op["op"] != "launch":
+            return None
+        d = load(self.device)
+        return d.launch_issue_us + d.figures.get("launch_issue_per_arg_us", 0.0) * len(op["args"])
+
     def arguments(self, args: list[dict], buffers: dict[int, np.ndarray]) -> tuple:
         values = []
         for arg in args:
@@ -114,16 +124,31 @@ class Replay:
         ``cudakit.benchmark``)."""
         buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
         parts = [(describe(op), self.op(op, sources, buffers)) for op in ops]
-        ms = sequence_ms([(kind(op), float(p.ms)) for op, (_, p) in zip(ops, parts, strict=True)],
+        ms = sequence_ms([(kind(op), float(p.ms), int(op.get("stream") or 0), engine(op),
+                           self.host_us(op)) for op, (_, p) in zip(ops, parts, strict=True)],
                          device=self.device, head_start=head_start)
         return RegionPrediction(ms, self.device, parts, len({op.get("stream", 0) for op in ops}))
 
 
 def kind(op: dict) -> str:
-    """A recorded operation's kind for :func:`~cudakit.predict.sequence.sequence_ms`."""
+    """A recorded operation's kind for :func:`~cudakit.predict.sequence.sequence_ms`.
+
+    An asynchronous copy from or to pageable host memory holds the host like a synchronous
+    one (CUDA Runtime API, "API synchronization behavior": it is staged through a pinned
+    buffer and may return only when done).
+    """
     if op["op"] == "launch":
         return "launch"
-    return "async" if op.get("async") else "sync"
+    pageable = op.get("pinned") is False and op.get("direction") in ("htod", "dtoh")
+    return "async" if op.get("async") and not pageable else "sync"
+
+
+def engine(op: dict) -> str:
+    """Where a recorded operation runs: a PCIe copy engine, or the SMs (kernels, and copies
+    within device memory, which compete with kernels for DRAM)."""
+    if op["op"] == "memcpy" and op.get("direction") in ("htod", "dtoh"):
+        return op["direction"]
+    return "compute"
 
 
 def predict_region(ops: list[dict], sources: dict[str, str], device: str = "H100", *,

@@ -1,12 +1,22 @@
 """The time of a sequence of operations issued from Python: the device cannot run a launch
-before the host has issued it.
+before the host has issued it, and work on different streams overlaps where the engines allow.
 
 A timed region of many small launches is often bound by the host, not the GPU: each launch
 costs the host ``launch_issue_us`` (cudakit's typed checks and PyCUDA's prepared call,
-measured by ``benchmarks/microbench.py``), and the device starts a launch no earlier than the
-host has finished issuing it. A synchronous copy makes the host wait until the device has
-done it. This is a two-clock timeline (host, device); the device's clock runs from the start
-event to the end of the last operation.
+measured by ``benchmarks/microbench.py``; a caller may give an operation its own host time,
+as the replay does with ``launch_issue_per_arg_us`` per argument), and the device starts a
+launch no earlier than the host has finished issuing it. A synchronous copy makes the host
+wait until the device has done it; an asynchronous one costs the host ``copy_issue_us``
+where that is measured.
+
+Streams and engines (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"): the
+operations of one stream run in order; operations of different streams may overlap when they
+use different engines: the SMs (kernels and device-to-device copies) and one copy engine per
+PCIe direction (host to device, device to host), each engine taking its work in the order it
+was issued. The legacy default stream (0) waits for everything issued before it and
+everything issued after it waits for it. Two kernels of different streams are taken to run
+one after another (the labs' kernels fill the GPU); the copy engines' share of PCIe when both
+directions run at once is not modelled.
 
 ``head_start``: :func:`cudakit.benchmark` queues a waiting kernel before its start event,
 twice as long as the host took to issue one call in the warm-up (at most 20 ms,
@@ -19,6 +29,11 @@ Hand-written: no library models a host issuing work to a GPU.
 28.5644
 >>> sequence_ms([("launch", 0.003)] * 2000, head_start=True)   # cudakit.benchmark
 8.5644
+>>> up, work, down = ("async", 1.0, 1, "htod"), ("launch", 1.0, 1), ("async", 1.0, 1, "dtoh")
+>>> sequence_ms([up, work, down] * 4)                # one stream: one after another
+12.0
+>>> sequence_ms([(*op[:2], s, *op[3:]) for s in (1, 2, 3, 4) for op in (up, work, down)])
+6.0
 """
 
 from __future__ import annotations
@@ -30,45 +45,136 @@ from ..timing import head_start as head_start_us
 from .device import load
 
 KINDS = ("launch", "async", "sync")
+ENGINES = ("compute", "htod", "dtoh")
 
 
-def _timeline(ops: list[tuple[str, float]], issue_us: float, lead_us: float) -> tuple[float, float]:
+def _normalise(op) -> tuple[str, float, int, str, float | None]:
+    """``(kind, ms[, stream[, engine[, host_us]]])`` with the defaults filled in, checked."""
+    if not isinstance(op, tuple | list) or not 2 <= len(op) <= 5:
+        raise ArgumentError(f"an operation is (kind, ms[, stream[, engine[, host_us]]]), "
+                            f"got {op!r}")
+    kind, ms = op[0], op[1]
+    stream = op[2] if len(op) > 2 else 0
+    engine = op[3] if len(op) > 3 else "compute"
+    host_us = op[4] if len(op) > 4 else None
+    if kind not in KINDS:
+        raise ArgumentError(f"operation kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not ms >= 0:
+        raise ArgumentError(f"an operation's time must be a non-negative number, got {ms!r}")
+    if isinstance(stream, bool) or not isinstance(stream, int) or stream < 0:
+        raise ArgumentError(f"a stream is a non-negative integer (0: the default), got {stream!r}")
+    if engine not in ENGINES:
+        raise ArgumentError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if kind == "launch" and engine != "compute":
+        raise ArgumentError(f"a launch runs on the compute engine, not {engine!r}")
+    if host_us is not None and (isinstance(host_us, bool) or not isinstance(host_us, int | float)
+                                or not host_us >= 0):
+        raise ArgumentError(f"the host's time must be a non-negative number, got {host_us!r}")
+    return kind, float(ms), stream, engine, host_us
+
+
+def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: float,
+              duplex: float = 1.0) -> tuple[float, float]:
     """(host's issue time, the device's finish time), in microseconds from the host's start;
-    the device is busy until ``lead_us`` first."""
-    host, device = 0.0, lead_us
-    for kind, ms in ops:
-        if kind == "launch":
-            host += issue_us
-            device = max(device, host) + ms * 1e3
-        elif kind == "async":  # no measured host cost: only ordered on the device
-            device = max(device, host) + ms * 1e3
-        else:  # a synchronous copy: the host waits for it
-            device = max(device, host) + ms * 1e3
-            host = device
-    return host, device
+    the device is busy until ``lead_us`` first. ``duplex``: the share of its own rate each
+    copy engine keeps while the other one runs too.
+
+    An event simulation: the host issues the operations in order (a synchronous copy makes it
+    wait); each engine starts the first operation of its queue once its stream's previous
+    operation (and the last default-stream one before it) is done; a default-stream
+    operation waits for everything issued before it.
+    """
+    n = len(ops)
+    if n == 0:
+        return 0.0, lead_us
+    previous: list[int | None] = []  # the operation before it in its stream
+    default_before: list[int | None] = []  # the last default-stream one issued before it
+    last: dict[int, int] = {}
+    last_default = None
+    for i, op in enumerate(ops):
+        previous.append(last.get(op[2]))
+        last[op[2]] = i
+        default_before.append(last_default)
+        if op[2] == 0:
+            last_default = i
+    done = [False] * n
+    first_open = 0  # every operation before it is done
+    left = [op[1] * 1e3 for op in ops]
+    queues = {e: [] for e in ENGINES}
+    heads = dict.fromkeys(ENGINES, 0)
+    running: dict[str, int | None] = dict.fromkeys(ENGINES)
+    now = host = 0.0
+    end = lead_us
+    issued, waiting = 0, None  # waiting: the synchronous copy the host waits for
+
+    def cost(i: int) -> float:
+        kind, _, _, _, host_us = ops[i]
+        if host_us is not None:
+            return host_us
+        return issue_us if kind == "launch" else copy_issue_us if kind == "async" else 0.0
+
+    def ready(i: int) -> bool:
+        if ops[i][2] == 0:
+            return first_open >= i
+        return all(j is None or done[j] for j in (previous[i], default_before[i]))
+
+    while True:
+        for e in ENGINES:  # start what can start now
+            q = queues[e]
+            if running[e] is None and heads[e] < len(q) and now >= lead_us and ready(q[heads[e]]):
+                running[e] = q[heads[e]]
+                heads[e] += 1
+        both = running["htod"] is not None and running["dtoh"] is not None
+        rate = {e: duplex if both and e != "compute" else 1.0 for e in ENGINES}
+        times = [now + left[j] / rate[e] for e, j in running.items() if j is not None]
+        if issued < n and waiting is None:
+            times.append(host + cost(issued))
+        if now < lead_us:
+            times.append(lead_us)
+        if not times:
+            break
+        t = min(times)
+        for e, j in running.items():
+            if j is not None:
+                left[j] -= (t - now) * rate[e]
+                if left[j] <= 1e-6:
+                    running[e], done[j], end = None, True, max(end, t)
+                    if waiting == j:
+                        waiting, host = None, t
+        while first_open < n and done[first_open]:
+            first_open += 1
+        now = t
+        if issued < n and waiting is None and host + cost(issued) <= t:
+            host = t
+            queues[ops[issued][3]].append(issued)
+            if ops[issued][0] == "sync":
+                waiting = issued
+            issued += 1
+    return host, end
 
 
-def sequence_ms(ops: Iterable[tuple[str, float]], *, device: str = "H100",
-                head_start: bool = False) -> float:
+def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool = False) -> float:
     """Milliseconds from the start event to the end of ``ops``, issued in order from Python.
 
-    ``ops``: ``(kind, ms)`` pairs, ``ms`` the operation's own device time (a prediction) and
-    ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``), ``"async"`` (an
-    asynchronous copy; its host cost is not measured, so taken as none) or ``"sync"`` (a
-    synchronous copy: the host waits for it). Operations run one after another on the
-    device (overlap across streams is not modelled). ``head_start``: timed by
-    :func:`cudakit.benchmark` (True) or by raw events (False).
+    ``ops``: ``(kind, ms[, stream[, engine[, host_us]]])``; ``ms`` the operation's own device
+    time (a
+    prediction), ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``),
+    ``"async"`` (an asynchronous copy: costs the host ``copy_issue_us`` where measured, else
+    nothing) or ``"sync"`` (a synchronous copy: the host waits for it); ``stream`` 0 (the
+    default, legacy stream: ordered with everything) or a stream number; ``engine``
+    ``"compute"`` (default), ``"htod"`` or ``"dtoh"`` (the copy engines); ``host_us`` the
+    host's time to issue it, if not the default of its kind.
+    ``head_start``: timed by :func:`cudakit.benchmark` (True) or by raw events (False).
     """
-    ops = list(ops)
-    for kind, ms in ops:
-        if kind not in KINDS:
-            raise ArgumentError(f"operation kind must be one of {', '.join(KINDS)}, got {kind!r}")
-        if not ms >= 0:
-            raise ArgumentError(f"an operation's time must be a non-negative number, got {ms!r}")
-    issue = load(device).launch_issue_us
+    ops = [_normalise(op) for op in ops]
+    dev = load(device)
+    issue = dev.launch_issue_us
+    copy_issue = dev.figures.get("copy_issue_us", 0.0)
+    both = dev.figures.get("pcie_duplex_gbs")
+    duplex = min(1.0, both / (dev.h2d_pinned_gbs + dev.d2h_pinned_gbs)) if both else 1.0
     lead = 0.0
-    if head_start:
-        host, _ = _timeline(ops, issue, 0.0)  # the warm-up call: how long the host issues
+    if head_start:  # the warm-up call: the host's time
+        host, _ = _timeline(ops, issue, copy_issue, 0.0, duplex)
         lead = head_start_us(host)
-    _, end = _timeline(ops, issue, lead)
+    _, end = _timeline(ops, issue, copy_issue, lead, duplex)
     return round((end - lead) * 1e-3, 9)

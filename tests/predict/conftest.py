@@ -79,6 +79,12 @@ __global__ void guarded_tile(const float *a, float *out, int n) {
     __syncthreads();
     out[i] = t[0][i] + t[1][(i + 1) % 128] + t[2][i] + t[3][i];
 }
+__global__ void div_chain(const float *a, float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = a[i];
+    for (int j = 0; j < k; j++) x = 1.5f / x;   // IEEE division: each needs the previous
+    b[i] = x;
+}
 __global__ void modulo(unsigned *a, unsigned b) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     a[i] = a[i] % b;

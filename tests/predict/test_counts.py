@@ -103,6 +103,17 @@ def test_an_integer_remainder_costs_what_ptxas_expands_it_into(module):
     assert c.classes["int"] + c.classes["imad"] >= 15 * 8
 
 
+def test_a_chain_of_ieee_divisions_waits_for_each_newton_step(module):
+    # div.rn.f32 is MUFU.RCP and 6 FFMA-class steps in SASS (and a check beside them), each
+    # step needing the previous one: 7 x 4 cycles before the next division may start
+    k = 256
+    a = emu.to_device(np.ones(32, np.float32))
+    b = emu.mem_alloc(32 * 4)
+    c = run(module, "div_chain", a, b, np.int32(k), grid=(1,), block=(32,))
+    assert c.classes["sfu"] == k and c.classes["fp32"] >= 6 * k
+    assert 28 * k <= c.cycles <= 28 * k + c.ops
+
+
 def test_classes_of_opcodes():
     assert instruction_class("fma.rn.f64") == "fp64"
     assert instruction_class("mul.wide.s32") == "imad"

@@ -123,17 +123,15 @@ def test_other_devices_price_the_same_traffic_with_their_figures():
     assert a100.device == "A100" and a100.ms > 8 * N / 2039e9 * 1e3
 
 
-def test_copies_take_latency_plus_bytes_over_bandwidth():
-    d = cudakit.predict.load("H100")
+def test_copies_over_pcie_and_within_the_device():
+    # the formulas (curve or latency + bytes / rate) are checked in test_copies_streams.py;
+    # here what holds either way for the H100's own figures
     big = cudakit.predict_copy(1 << 30, "htod")
-    assert big.bound == "PCIe"
-    assert big.ms == pytest.approx(d.copy_latency_us * 1e-3 + (1 << 30) / d.h2d_pinned_gbs / 1e6)
+    assert big.bound == "PCIe" and big.ms * 1e6 * 64 > 1 << 30  # under 64 GB/s (PCIe 5 x16)
     assert cudakit.predict_copy(1 << 30, "dtoh", pinned=False).ms > \
         cudakit.predict_copy(1 << 30, "dtoh").ms
-    small = cudakit.predict_copy(1024, "dtoh")
-    assert small.ms == pytest.approx(d.copy_latency_us * 1e-3, rel=0.01)
-    assert cudakit.predict_copy(1 << 28, "dtod").ms == pytest.approx(
-        d.copy_latency_us * 1e-3 + 2 * (1 << 28) / d.dram_copy_gbs / 1e6)
+    assert 0.001 < cudakit.predict_copy(1024, "dtoh").ms < 0.1  # microseconds, not bytes
+    assert cudakit.predict_copy(1 << 28, "dtod").ms < cudakit.predict_copy(1 << 28, "htod").ms
 
 
 def test_a_cuda_cell_kernel_and_a_compiled_module_are_accepted():

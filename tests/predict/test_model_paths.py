@@ -1,0 +1,48 @@
+"""The Hong & Kim term's lower bounds of ``cudakit.predict.model``, on launches described by
+hand (no emulator): a warp's in-order path, and a block in lockstep at its barriers. The
+expected cycles are worked out from the device's figures as the docstrings state them."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudakit.predict import load
+from cudakit.predict.model import Launch, hong_kim
+from cudakit.predict.traffic import Traffic
+
+D = load("H100")
+
+
+def launch(warps_per_block: int, issued: float, cycles: float, barriers: float) -> Launch:
+    """One block per SM on one SM; per warp ``issued`` instructions taking ``cycles`` to
+    issue, one global memory period (L1 hits) and ``barriers`` __syncthreads()."""
+    w = warps_per_block
+    classes = {"fp32": issued * w, "barrier": barriers * w}
+    traffic = Traffic(global_load_requests=w, global_load_sectors=4 * w, global_lines=w,
+                      l1_hit_bytes=128 * w)
+    return Launch(classes=classes, issued=issued * w, cycles=cycles * w, warps=w,
+                  periods=w, shared_periods=0, chain_periods=1, chain_shared_periods=0,
+                  blocks=1, warps_per_block=w, blocks_per_sm=1, traffic=traffic)
+
+
+def test_a_warp_waits_then_issues_its_dependency_chain():
+    # one warp: 100 instructions whose dependencies take 300 cycles to issue, one wait for an
+    # L1 hit. In order, the chain after the wait cannot start before the load is back.
+    cycles, limit = hong_kim(launch(1, 100, 300, 0), D, 1)
+    assert cycles == pytest.approx(D.l1_latency_cycles + 300)
+    assert limit == "latency"
+
+
+def test_a_block_with_barriers_waits_and_then_works_as_a_whole():
+    # 8 warps of 100 independent instructions, one load wait and one barrier each: the block
+    # waits (L1 hit + barrier), then its 800 instructions go through 4 schedulers (200 cycles)
+    mem = D.l1_latency_cycles + D.barrier_cycles
+    cycles, _ = hong_kim(launch(8, 100, 100, 1), D, 8)
+    assert cycles == pytest.approx(mem + 200)
+    # without the barrier the warps drift apart: Hong & Kim's too-few-warps case, whose
+    # compute slices overlap the waits (mem + comp + comp/periods x (MWP - 1))
+    free, _ = hong_kim(launch(8, 100, 100, 0), D, 8)
+    assert free == pytest.approx(D.l1_latency_cycles + 25 + 25 * 7)
+    # a block of 2 warps: each warp on its own scheduler, its own path decides
+    two, _ = hong_kim(launch(2, 100, 100, 1), D, 2)
+    assert two == pytest.approx(mem + 100)
