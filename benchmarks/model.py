@@ -72,6 +72,8 @@ class Region:
     def kernels(self) -> str:
         names: list[str] = []
         for op in self.ops:
+            if op["op"] not in ("launch", "memcpy"):  # events and waits
+                continue
             name = op["kernel"] if op["op"] == "launch" else f"memcpy {op['direction']}"
             if names and names[-1].split(" x")[0] == name:
                 count = int(names[-1].rsplit(" x", 1)[1]) + 1 if " x" in names[-1] else 2
@@ -92,8 +94,9 @@ class Region:
         copies = sum(op["bytes"] for op in self.ops if op["op"] == "memcpy")
         if copies:
             parts.append(f"{copies / 2**20:.1f} MiB copied")
-        if len({op["stream"] for op in self.ops}) > 1:
-            parts.append(f"{len({op['stream'] for op in self.ops})} streams")
+        streams = {op["stream"] for op in self.ops if op["op"] in ("launch", "memcpy")}
+        if len(streams) > 1:
+            parts.append(f"{len(streams)} streams")
         return " ".join(parts)
 
 

@@ -32,10 +32,12 @@ def __getattr__(name: str):
 
         value = record.recording_copy(name, value)  # copies in timed regions, for the record
         # (CUDAKIT_RECORD_LAUNCHES) and for cudakit.benchmark's prediction
-    if name == "Event":
+    if name in ("Event", "Stream"):
         from . import record
 
-        if record.folder() is not None:  # CUDAKIT_RECORD_LAUNCHES: regions timed with events
-            value = record.recording_event(value)
+        # events and stream waits inside timed regions (streams that wait on each other), for
+        # the record and for cudakit.benchmark's prediction; with CUDAKIT_RECORD_LAUNCHES also
+        # the regions timed with raw events
+        value = (record.recording_event if name == "Event" else record.recording_stream)(value)
     globals()[name] = value  # the engine is fixed for the process: later lookups are direct
     return value

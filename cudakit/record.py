@@ -22,7 +22,9 @@ nvcc, date); every other line is::
               "stream": 0, "args": [{"type": "const float *", "alloc": 0, "size": 4096,
                                      "offset": 0}, {"type": "int", "value": 1024}]},
              {"op": "memcpy", "direction": "htod" | "dtoh" | "dtod", "bytes": n,
-              "pinned": bool | None, "async": bool, "stream": 0}],
+              "pinned": bool | None, "async": bool, "stream": 0},
+             {"op": "event", "event": 0, "stream": 1},   (an event recorded on a stream)
+             {"op": "wait", "event": 0, "stream": 2}],   (a stream waits for that event)
      "ops_dropped": 0}
 
 A benchmark records the operations of one call of its function (the first timed one; the
@@ -78,6 +80,8 @@ class Region:
         self._allocations: dict[int, int] = {}  # allocation base -> id
         self._pointers: dict[int, dict] = {}  # address -> its {"alloc", "size", "offset"}
         self._streams: dict[int, int] = {}
+        self._events: dict[int, int] = {}  # id(event) -> the number of its latest record
+        self._event_count = 0
 
     def add(self, op: dict) -> None:
         if len(self.ops) < MAX_OPS:
@@ -95,6 +99,16 @@ class Region:
         handle = getattr(stream, "handle", None)
         key = int(handle) if handle is not None else id(stream)
         return self._streams.setdefault(key, len(self._streams) + 1)
+
+    def event(self, event, waited: bool = False) -> int | None:
+        """The number of ``event``'s latest record in this region: a new one for each record
+        (an event object recorded again is a new point in its stream); None for a wait on an
+        event recorded before the region."""
+        if waited:
+            return self._events.get(id(event))
+        self._events[id(event)] = number = self._event_count
+        self._event_count += 1
+        return number
 
     def pointer(self, address: int) -> dict:
         """``{"alloc", "size", "offset"}`` of a device address."""
@@ -193,6 +207,22 @@ def event_recorded(event, stream) -> None:
     _open.first_event, _open.ms = event, None
 
 
+def event_marked(event, stream) -> None:
+    """An event recorded on a stream inside a capturing region: a point another stream may
+    wait for. (One on the legacy default stream is a point everything passes anyway.)"""
+    if current is not None and stream is not None:
+        current.add({"op": "event", "event": current.event(event),
+                     "stream": current.stream(stream)})
+
+
+def stream_waits(stream, event) -> None:
+    """``stream.wait_for_event(event)`` inside a capturing region."""
+    if current is not None:
+        number = current.event(event, waited=True)
+        if number is not None:
+            current.add({"op": "wait", "event": number, "stream": current.stream(stream)})
+
+
 def event_waited(event) -> None:
     global _open, current, _pending
     if _open is not None and _open.kind == "events":
@@ -249,6 +279,7 @@ def _event_subclass(base: type) -> type:
 
         def record(self, stream=None):
             base.record(self) if stream is None else base.record(self, stream)
+            _quietly(event_marked, self, stream)
             _quietly(event_recorded, self, stream)
             return self
 
@@ -269,6 +300,23 @@ def _event_subclass(base: type) -> type:
 
     atexit.register(flush)
     return Event
+
+
+def recording_stream(base: type) -> type:
+    """The engine's ``Stream`` class, with ``wait_for_event`` seen by the recorder (``base``
+    itself if it cannot be subclassed)."""
+    try:
+        class Stream(base):
+            __doc__ = base.__doc__
+
+            def wait_for_event(self, event, *args):
+                base.wait_for_event(self, event, *args)
+                _quietly(stream_waits, self, event)
+
+    except TypeError as exc:
+        print(f"cudakit.record: stream waits are not recorded ({exc})", file=sys.stderr)
+        return base
+    return Stream
 
 
 def _write(region: Region, measured: dict) -> None:

@@ -51,7 +51,20 @@ with cudakit.timer():
     with cudakit.timer():  # nested: part of the outer region, no line of its own
         step(256)
 assert (out == 2).all()
-start, stop, s1 = cuda.Event(), cuda.Event(), cuda.Stream()
+start, stop, s1, s2 = cuda.Event(), cuda.Event(), cuda.Stream(), cuda.Stream()
+
+
+def two_streams():  # stream 2's kernel waits for stream 1's upload
+    cuda.memcpy_htod_async(d, h, s1)
+    up = cuda.Event()
+    up.record(s1)
+    s2.wait_for_event(up)
+    k["add"](d, d, d, 256, grid=(4,), block=(64,), stream=s2)
+    up.record(s1)  # recorded again: a new point of stream 1
+    cuda.Event().record()  # on the default stream: not a point of its own
+
+
+cudakit.benchmark(two_streams, warmup=1, repeat=2)
 start.record()  # a region timed with raw events, as in lab 08; written at exit
 cuda.memcpy_htod_async(d, h, s1)
 k["add"](d, d, d, 256, grid=(4,), block=(64,), stream=s1)
@@ -78,8 +91,9 @@ def test_header_then_one_line_per_region(recording):
     lines = recording[1:]
     assert [(x["kind"], x["seq"], x["engine"]) for x in lines] == [
         ("benchmark", 1, "emu"), ("benchmark", 2, "emu"), ("benchmark", 3, "emu"),
-        ("timer", 4, "emu"), ("events", 5, "emu")]
+        ("timer", 4, "emu"), ("benchmark", 5, "emu"), ("events", 6, "emu")]
     assert all(x["samples"] == 3 and x["min_ms"] <= x["median_ms"] for x in lines[:3])
+    assert lines[4]["samples"] == 2
     assert lines[3]["ms"] > 0 and lines[3]["cell"] is None  # not run in a notebook
 
 
@@ -114,8 +128,36 @@ def test_timer_records_host_copies_of_in_out_and_nested_regions(recording):
     assert ops[5]["args"][0]["alloc"] == 3  # the allocation of step(), new in this region
 
 
+def test_events_and_stream_waits_are_recorded_in_order(recording):
+    ops = recording[5]["ops"]
+    assert [(o["op"], o["stream"], o.get("event")) for o in ops] == [
+        ("memcpy", 1, None), ("event", 1, 0), ("wait", 2, 0), ("launch", 2, None),
+        ("event", 1, 1)]
+
+
+def test_a_waiting_stream_starts_after_the_event_in_the_replay():
+    from cudakit.predict.replay import predict_region
+
+    copy = {"op": "memcpy", "direction": "htod", "bytes": 1 << 28, "pinned": True,
+            "async": True, "stream": 1}
+    kernel = {"op": "launch", "kernel": "add", "source": "s", "options": [], "arch": "sm_90",
+              "grid": [1 << 16, 1, 1], "block": [256, 1, 1], "shared": 0, "stream": 2,
+              "args": [{"type": "const float *", "alloc": 0, "size": 1 << 26, "offset": 0},
+                       {"type": "const float *", "alloc": 1, "size": 1 << 26, "offset": 0},
+                       {"type": "float *", "alloc": 2, "size": 1 << 26, "offset": 0},
+                       {"type": "int", "value": 1 << 24}]}
+    sources = {"s": SOURCE}
+    apart = predict_region([copy, kernel], sources)
+    waiting = predict_region([copy, {"op": "event", "event": 0, "stream": 1},
+                              {"op": "wait", "event": 0, "stream": 2}, kernel], sources)
+    copy_ms, kernel_ms = (p.ms for _, p in apart.parts)
+    assert apart.ms == pytest.approx(max(copy_ms, kernel_ms), rel=0.05)  # they overlap
+    assert waiting.ms == pytest.approx(copy_ms + kernel_ms, rel=1e-6)  # one after the other
+    assert [name for name, _ in waiting.parts] == [name for name, _ in apart.parts]
+
+
 def test_regions_timed_with_raw_events(recording):
-    line = recording[5]
+    line = recording[6]
     assert line["clock"] == "events" and line["ms"] > 0
     copy, launch = line["ops"]
     assert copy == {"op": "memcpy", "direction": "htod", "bytes": 1024, "pinned": True,
@@ -199,7 +241,7 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     result = model.compare(path, engine="emu", predictor=(
         stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
     regions = result["regions"]
-    assert [r["measurements"] for r in regions] == [2, 1, 1, 1]  # benchmarks 1 and 2 are one
+    assert [r["measurements"] for r in regions] == [2, 1, 1, 1, 1]  # benchmarks 1, 2 are one
     first = regions[0]
     assert first["measured_ms"] == pytest.approx(np.median([lines[1]["median_ms"],
                                                             lines[2]["median_ms"]]))
@@ -216,14 +258,14 @@ def test_model_groups_dedupes_and_replays(recording, tmp_path):
     assert isinstance(args[2], StandIn.Pointer) and args[2].array is args[0]
     assert args[2].offset == 1024 and args[0].nbytes == 3072 and args[3] == np.int32(256)
     assert args[3].dtype == np.int32
-    assert result["summary"]["predicted"] == 4 and result["summary"]["sequences"] == 1
+    assert result["summary"]["predicted"] == 5 and result["summary"]["sequences"] == 1
     assert "| lab99 | 7 | memcpy htod, add, scale<64> |" in result["table"]
     with pytest.raises(SystemExit, match="no recording"):
         model.main([str(tmp_path / "missing.jsonl")])
     # --labs: only the labs named (by prefix); the labs' stored file needs all of them
     some = model.compare(path, engine="emu", labs=["lab9"], predictor=(
         stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
-    assert len(some["regions"]) == 4
+    assert len(some["regions"]) == 5
     none = model.compare(path, engine="emu", labs=["10_"], predictor=(
         stand_in.predict, stand_in.predict_copy, StandIn.Pointer))
     assert none["regions"] == [] and none["summary"]["predicted"] == 0
@@ -235,7 +277,7 @@ def test_model_keeps_gpu_lines_only(recording, tmp_path):
     path = tmp_path / "rec.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in recording) + "\n")
     regions, skipped = model.group(model.read_lines(path), engine="gpu")
-    assert regions == [] and skipped == {"engine emu": 5}
+    assert regions == [] and skipped == {"engine emu": 6}
 
 
 def test_sequence_order_leaves_out_ties_within_the_measured_spread():

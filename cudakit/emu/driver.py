@@ -209,6 +209,9 @@ class Stream:
     def is_done(self) -> bool:
         return True
 
+    def wait_for_event(self, event) -> None:
+        """Work issued later waits for ``event`` (it always has: everything runs in order)."""
+
 
 class Event:
     """Host-clock event: its times measure the emulator, not a GPU."""

@@ -123,11 +123,19 @@ class Replay:
         (:func:`~cudakit.predict.sequence.sequence_ms`; ``head_start``: timed by
         ``cudakit.benchmark``)."""
         buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
-        parts = [(describe(op), self.op(op, sources, buffers)) for op in ops]
-        ms = sequence_ms([(kind(op), float(p.ms), int(op.get("stream") or 0), engine(op),
-                           self.host_us(op)) for op, (_, p) in zip(ops, parts, strict=True)],
-                         device=self.device, head_start=head_start)
-        return RegionPrediction(ms, self.device, parts, len({op.get("stream", 0) for op in ops}))
+        parts, sequence = [], []
+        for op in ops:
+            stream = int(op.get("stream") or 0)
+            if op["op"] in ("event", "wait"):  # the order between streams: no time of its own
+                sequence.append(("record" if op["op"] == "event" else "wait", 0.0, stream,
+                                 "compute", None, int(op["event"])))
+                continue
+            parts.append((describe(op), self.op(op, sources, buffers)))
+            sequence.append((kind(op), float(parts[-1][1].ms), stream, engine(op),
+                             self.host_us(op)))
+        ms = sequence_ms(sequence, device=self.device, head_start=head_start)
+        streams = {op.get("stream", 0) for op in ops if op["op"] not in ("event", "wait")}
+        return RegionPrediction(ms, self.device, parts, len(streams))
 
 
 def kind(op: dict) -> str:

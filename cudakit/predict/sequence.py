@@ -18,6 +18,11 @@ everything issued after it waits for it. Two kernels of different streams are ta
 one after another (the labs' kernels fill the GPU); the copy engines' share of PCIe when both
 directions run at once is not modelled.
 
+Events: ``("record", 0, stream, "compute", None, e)`` marks the point of ``stream`` where
+event ``e`` is recorded, ``("wait", 0, stream, "compute", None, e)`` makes later work of
+``stream`` wait until that point is reached (``cudaStreamWaitEvent``); neither takes an
+engine, each costs the host ``copy_issue_us`` (an asynchronous call, like a copy's).
+
 ``head_start``: :func:`cudakit.benchmark` queues a waiting kernel before its start event,
 twice as long as the host took to issue one call in the warm-up (at most 20 ms,
 :func:`cudakit.timing.head_start`), so the host has issued most of the work before the clock
@@ -34,6 +39,10 @@ Hand-written: no library models a host issuing work to a GPU.
 12.0
 >>> sequence_ms([(*op[:2], s, *op[3:]) for s in (1, 2, 3, 4) for op in (up, work, down)])
 6.0
+>>> after = [up, ("record", 0, 1, "compute", None, 0), ("wait", 0, 2, "compute", None, 0),
+...          ("launch", 1.0, 2)]                 # stream 2's kernel waits for stream 1's upload
+>>> sequence_ms(after)
+2.0
 """
 
 from __future__ import annotations
@@ -44,19 +53,24 @@ from ..errors import ArgumentError
 from ..timing import head_start as head_start_us
 from .device import load
 
-KINDS = ("launch", "async", "sync")
+KINDS = ("launch", "async", "sync", "record", "wait")
+MARKERS = ("record", "wait")  # events: no engine, no time of their own
 ENGINES = ("compute", "htod", "dtoh")
 
 
-def _normalise(op) -> tuple[str, float, int, str, float | None]:
-    """``(kind, ms[, stream[, engine[, host_us]]])`` with the defaults filled in, checked."""
-    if not isinstance(op, tuple | list) or not 2 <= len(op) <= 5:
-        raise ArgumentError(f"an operation is (kind, ms[, stream[, engine[, host_us]]]), "
-                            f"got {op!r}")
+def _normalise(op) -> tuple[str, float, int, str, float | None, int | None]:
+    """``(kind, ms[, stream[, engine[, host_us[, event]]]])`` with the defaults filled in,
+    checked."""
+    if not isinstance(op, tuple | list) or not 2 <= len(op) <= 6:
+        raise ArgumentError(f"an operation is (kind, ms[, stream[, engine[, host_us[, event]]]]),"
+                            f" got {op!r}")
     kind, ms = op[0], op[1]
     stream = op[2] if len(op) > 2 else 0
     engine = op[3] if len(op) > 3 else "compute"
     host_us = op[4] if len(op) > 4 else None
+    event = op[5] if len(op) > 5 else None
+    if kind in MARKERS and (isinstance(event, bool) or not isinstance(event, int)):
+        raise ArgumentError(f"a {kind!r} operation names its event by a number, got {event!r}")
     if kind not in KINDS:
         raise ArgumentError(f"operation kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if isinstance(ms, bool) or not isinstance(ms, int | float) or not ms >= 0:
@@ -70,7 +84,7 @@ def _normalise(op) -> tuple[str, float, int, str, float | None]:
     if host_us is not None and (isinstance(host_us, bool) or not isinstance(host_us, int | float)
                                 or not host_us >= 0):
         raise ArgumentError(f"the host's time must be a non-negative number, got {host_us!r}")
-    return kind, float(ms), stream, engine, host_us
+    return kind, float(ms), stream, engine, host_us, event
 
 
 def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: float,
@@ -89,7 +103,9 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
         return 0.0, lead_us
     previous: list[int | None] = []  # the operation before it in its stream
     default_before: list[int | None] = []  # the last default-stream one issued before it
+    recorded: list[int | None] = []  # a wait's event: the latest record of it before the wait
     last: dict[int, int] = {}
+    last_record: dict[int, int] = {}
     last_default = None
     for i, op in enumerate(ops):
         previous.append(last.get(op[2]))
@@ -97,6 +113,9 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
         default_before.append(last_default)
         if op[2] == 0:
             last_default = i
+        recorded.append(last_record.get(op[5]) if op[0] == "wait" else None)
+        if op[0] == "record":
+            last_record[op[5]] = i
     done = [False] * n
     first_open = 0  # every operation before it is done
     left = [op[1] * 1e3 for op in ops]
@@ -106,19 +125,37 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
     now = host = 0.0
     end = lead_us
     issued, waiting = 0, None  # waiting: the synchronous copy the host waits for
+    markers: list[int] = []  # events issued and not yet reached
 
     def cost(i: int) -> float:
-        kind, _, _, _, host_us = ops[i]
+        kind, _, _, _, host_us, _ = ops[i]
         if host_us is not None:
             return host_us
-        return issue_us if kind == "launch" else copy_issue_us if kind == "async" else 0.0
+        if kind == "launch":
+            return issue_us
+        return copy_issue_us if kind == "async" or kind in MARKERS else 0.0
 
     def ready(i: int) -> bool:
+        if recorded[i] is not None and not done[recorded[i]]:
+            return False
         if ops[i][2] == 0:
             return first_open >= i
         return all(j is None or done[j] for j in (previous[i], default_before[i]))
 
+    def reach_markers() -> None:
+        """Events whose stream has got there are done (at once: they take no time)."""
+        nonlocal first_open
+        moved = True
+        while moved:
+            moved = False
+            for m in [m for m in markers if ready(m)]:
+                markers.remove(m)
+                done[m] = moved = True
+            while first_open < n and done[first_open]:
+                first_open += 1
+
     while True:
+        reach_markers()
         for e in ENGINES:  # start what can start now
             q = queues[e]
             if running[e] is None and heads[e] < len(q) and now >= lead_us and ready(q[heads[e]]):
@@ -146,7 +183,10 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
         now = t
         if issued < n and waiting is None and host + cost(issued) <= t:
             host = t
-            queues[ops[issued][3]].append(issued)
+            if ops[issued][0] in MARKERS:
+                markers.append(issued)
+            else:
+                queues[ops[issued][3]].append(issued)
             if ops[issued][0] == "sync":
                 waiting = issued
             issued += 1
@@ -156,11 +196,13 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
 def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool = False) -> float:
     """Milliseconds from the start event to the end of ``ops``, issued in order from Python.
 
-    ``ops``: ``(kind, ms[, stream[, engine[, host_us]]])``; ``ms`` the operation's own device
+    ``ops``: ``(kind, ms[, stream[, engine[, host_us[, event]]]])``; ``ms`` the operation's own device
     time (a
     prediction), ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``),
     ``"async"`` (an asynchronous copy: costs the host ``copy_issue_us`` where measured, else
-    nothing) or ``"sync"`` (a synchronous copy: the host waits for it); ``stream`` 0 (the
+    nothing), ``"sync"`` (a synchronous copy: the host waits for it), ``"record"`` or
+    ``"wait"`` (an event recorded on, or waited for by, a stream; ``event`` its number);
+    ``stream`` 0 (the
     default, legacy stream: ordered with everything) or a stream number; ``engine``
     ``"compute"`` (default), ``"htod"`` or ``"dtoh"`` (the copy engines); ``host_us`` the
     host's time to issue it, if not the default of its kind.

@@ -51,3 +51,24 @@ def test_bad_operations_are_named():
         sequence_ms([("kernel", 1.0)])
     with pytest.raises(ArgumentError, match="non-negative number.*-1"):
         sequence_ms([("launch", -1.0)])
+
+
+def test_a_stream_that_waits_for_an_event_starts_after_that_point():
+    # with a head start (the host issues everything before the clock starts): a 1-ms kernel on
+    # stream 1 and a 1-ms upload on stream 2 overlap; waiting for an event recorded after the
+    # kernel, the upload follows it; an event recorded again is waited for at its latest point
+    k1, k2, up2 = ("launch", 1.0, 1), ("launch", 1.0, 2), ("async", 1.0, 2, "htod")
+    mark, wait = ("record", 0, 1, "compute", None, 7), ("wait", 0, 2, "compute", None, 7)
+    k3 = ("launch", 2.0, 1)
+
+    def ms(ops):
+        return sequence_ms(ops, head_start=True)
+
+    assert ms([k1, k2, up2]) == pytest.approx(3.0)  # the upload follows k2 in its stream
+    assert ms([k1, up2]) == pytest.approx(1.0)
+    assert ms([k1, mark, wait, up2]) == pytest.approx(2.0)
+    assert ms([k1, mark, k3, up2]) == pytest.approx(3.0)
+    assert ms([k1, mark, k3, mark, wait, up2]) == pytest.approx(4.0)  # after k3, not k1
+    assert ms([k1, ("wait", 0, 2, "compute", None, 3), up2]) == pytest.approx(1.0)  # unknown
+    with pytest.raises(ArgumentError, match="'wait' operation names its event by a number"):
+        sequence_ms([("wait", 0, 2)])
