@@ -197,7 +197,8 @@ def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool 
     """Milliseconds from the start event to the end of ``ops``, issued in order from Python.
 
     ``ops``: ``(kind, ms[, stream[, engine[, host_us[, event]]]])``; ``ms`` the operation's
-    own device time (a prediction), ``kind`` one of ``"launch"`` (costs the host ``launch_issue_us``),
+    own device time (a prediction), ``kind`` one of ``"launch"`` (costs the host
+    ``launch_issue_us``),
     ``"async"`` (an asynchronous copy: costs the host ``copy_issue_us`` where measured, else
     nothing), ``"sync"`` (a synchronous copy: the host waits for it), ``"record"`` or
     ``"wait"`` (an event recorded on, or waited for by, a stream; ``event`` its number);
