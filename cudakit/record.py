@@ -47,6 +47,7 @@ written when the region ends), which host-bound loops of launches do show.
 from __future__ import annotations
 
 import atexit
+import bisect
 import datetime
 import hashlib
 import json
@@ -80,6 +81,8 @@ class Region:
         self._allocations: dict[int, int] = {}  # allocation base -> id
         self._pointers: dict[int, dict] = {}  # address -> its {"alloc", "size", "offset"}
         self._streams: dict[int, int] = {}
+        self._bases: list[int] = []  # allocations seen, sorted by base address
+        self._sizes: list[int] = []
         self._events: dict[int, int] = {}  # id(event) -> the number of its latest record
         self._event_count = 0
 
@@ -114,11 +117,24 @@ class Region:
         """``{"alloc", "size", "offset"}`` of a device address."""
         known = self._pointers.get(address)
         if known is None:
-            base, size = _address_range(address)
+            base, size = self._range(address)
             ident = self._allocations.setdefault(base, len(self._allocations))
             known = self._pointers[address] = {"alloc": ident, "size": size,
                                                "offset": address - base}
         return known
+
+    def _range(self, address: int) -> tuple[int, int]:
+        """The allocation holding ``address``: one already seen in this region, else the
+        driver's answer (a driver call per launch would slow a loop of launches down)."""
+        i = bisect.bisect_right(self._bases, address) - 1
+        if i >= 0 and address < self._bases[i] + self._sizes[i]:
+            return self._bases[i], self._sizes[i]
+        base, size = _address_range(address)
+        if size:
+            i = bisect.bisect_left(self._bases, base)
+            self._bases.insert(i, base)
+            self._sizes.insert(i, size)
+        return base, size
 
     def temporary(self, nbytes: int) -> dict:
         """A pointer to a fresh allocation (the device copy of a ``cuda.In/Out`` argument)."""
