@@ -214,11 +214,16 @@ def finish(region: Region | None, **measured) -> None:
 _pending: Region | None = None
 
 
+def opening(stream) -> bool:
+    """Whether an event recorded on ``stream`` now opens a raw-event region."""
+    return _open is None and stream is None and folder() is not None
+
+
 def event_recorded(event, stream) -> None:
     global _open, current
-    if _open is not None or stream is not None or folder() is None:
+    if not opening(stream):
         return
-    flush()
+    flush()  # normally done already, before the event was recorded (see Event.record)
     _open = current = Region("events")
     _open.first_event, _open.ms = event, None
 
@@ -294,6 +299,8 @@ def _event_subclass(base: type) -> type:
         __doc__ = base.__doc__
 
         def record(self, stream=None):
+            if opening(stream):  # write the previous region before the clock starts, not
+                _quietly(flush)  # inside the window this event opens
             base.record(self) if stream is None else base.record(self, stream)
             _quietly(event_marked, self, stream)
             _quietly(event_recorded, self, stream)
