@@ -31,17 +31,18 @@ starts; raw ``cuda.Event`` regions get none.
 Hand-written: no library models a host issuing work to a GPU.
 
 >>> sequence_ms([("launch", 0.003)] * 2000)       # 2000 empty kernels, raw events
-28.5644
+27.3414
 >>> sequence_ms([("launch", 0.003)] * 2000, head_start=True)   # cudakit.benchmark
-8.5644
+7.3414
 >>> up, work, down = ("async", 1.0, 1, "htod"), ("launch", 1.0, 1), ("async", 1.0, 1, "dtoh")
->>> sequence_ms([up, work, down] * 4)                # one stream: one after another
+>>> round(sequence_ms([up, work, down] * 4), 2)     # one stream: one after another
 12.0
->>> sequence_ms([(*op[:2], s, *op[3:]) for s in (1, 2, 3, 4) for op in (up, work, down)])
-6.0
+>>> four = [(*op[:2], s, *op[3:]) for s in (1, 2, 3, 4) for op in (up, work, down)]
+>>> round(sequence_ms(four), 1)     # four streams overlap; the two directions share the link
+6.4
 >>> after = [up, ("record", 0, 1, "compute", None, 0), ("wait", 0, 2, "compute", None, 0),
 ...          ("launch", 1.0, 2)]                 # stream 2's kernel waits for stream 1's upload
->>> sequence_ms(after)
+>>> round(sequence_ms(after), 2)
 2.0
 """
 

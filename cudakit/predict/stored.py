@@ -65,13 +65,21 @@ class Comparison:
             return sorted(range(len(self.rows)), key=lambda i: self.rows[i][key])
         return order("measured_ms") == order("predicted_ms")
 
+    def _name(self, row: dict) -> str:
+        """A row's first column: its stream count, or its kernels (a long list shortened)."""
+        if self.labels == "streams":
+            return row["streams"]
+        text = row["kernels"]
+        return text if len(text) <= 48 else text[:45] + "..."
+
     def __repr__(self) -> str:
-        width = max([len(r["kernels"]) for r in self.rows] + [7])
+        head = "streams" if self.labels == "streams" else "kernels"
+        width = max([len(self._name(r)) for r in self.rows] + [len(head)])
         launch = max([len(r["config"]) for r in self.rows] + [6])
-        lines = [f"{'kernels':<{width}}  {'launch':<{launch}} {'H100 ms':>9} {'predicted':>9} "
+        lines = [f"{head:<{width}}  {'launch':<{launch}} {'H100 ms':>9} {'predicted':>9} "
                  f"{'error':>6}  bound"]
         for row, error in zip(self.rows, self.errors_pct, strict=True):
-            lines.append(f"{row['kernels']:<{width}}  {row['config']:<{launch}} "
+            lines.append(f"{self._name(row):<{width}}  {row['config']:<{launch}} "
                          f"{row['measured_ms']:9.4f} {row['predicted_ms']:9.4f} {error:+5.0f}%  "
                          f"{row.get('bound', '')}")
         lines.append(f"median |error| {self.median_error_pct:.0f}%; predicted order equals "
@@ -99,13 +107,26 @@ class Comparison:
         return ax
 
 
+def stream_count(config: str) -> int:
+    """The number of streams in a region's description (1 unless it says more).
+
+    >>> stream_count("<<<4096, 256>>> 512.0 MiB copied 4 streams"), stream_count("<<<8, 256>>>")
+    (4, 1)
+    """
+    found = re.search(r"(\d+) streams", config)
+    return int(found.group(1)) if found else 1
+
+
 def lab_comparison(lab: str, kernels: Sequence[str] | None = None, *, sweep: str | None = None,
-                   path: str | Path | None = None) -> Comparison:
+                   streams: str | None = None, path: str | Path | None = None) -> Comparison:
     """The stored H100 measurements of ``lab`` and their predictions, one row per region.
 
     ``kernels``: for each name, the lab's first region that launches it, in the order given
     (the lab's sequence of kernels); ``sweep``: every region that launches this one kernel, in
-    the lab's order (one kernel over sizes or shapes); by default every region of the lab.
+    the lab's order (one kernel over sizes or shapes); ``streams``: for each number of
+    streams, the lab's first region that launches this kernel and copies (a pipeline of
+    uploads, kernels and downloads over 1, 2, 4, ... streams); by default every region of the
+    lab.
 
     Example: ``print(lab_comparison("10_reduction", ["reduce0", "reduce1"]))``.
     """
@@ -114,6 +135,17 @@ def lab_comparison(lab: str, kernels: Sequence[str] | None = None, *, sweep: str
     if not rows:
         labs = sorted({r["lab"] for r in stored["regions"]})
         raise KeyError(f"no stored regions of lab {lab!r}; stored labs: {', '.join(labs)}")
+    if streams is not None:
+        by_count: dict[int, dict] = {}
+        for r in rows:
+            names = kernel_names(r["kernels"])
+            if streams in names and any(n.startswith("memcpy") for n in names):
+                by_count.setdefault(stream_count(r["config"]), r)
+        if not by_count:
+            raise KeyError(f"no stored region of lab {lab!r} launches {streams!r} and copies")
+        rows = [dict(r, streams=f"{n} stream{'s' if n > 1 else ''}")
+                for n, r in sorted(by_count.items())]
+        return Comparison(lab, rows, stored.get("device", "H100"), labels="streams")
     if sweep is not None:
         rows = [r for r in rows if sweep in kernel_names(r["kernels"])]
         if not rows:

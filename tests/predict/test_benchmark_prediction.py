@@ -35,9 +35,12 @@ def test_a_timed_launch_and_copy_are_predicted_as_predict_would():
     alone = cudakit.predict(SOURCE, "scale", grid=(n // 256,), block=(256,),
                             args=[np.zeros(n, np.float32), np.float32(2), np.int32(n)])
     copy = cudakit.predict_copy(host.nbytes, "htod", pinned=False)
-    # a synchronous copy, then a launch, issued from Python with benchmark's head start
-    expected = cudakit.predict.sequence_ms([("sync", copy.ms), ("launch", alone.ms)],
-                                           head_start=True)
+    # a synchronous copy, then a launch of 3 arguments, issued from Python with benchmark's
+    # head start
+    d = cudakit.predict.load("H100")
+    issue = d.launch_issue_us + 3 * d.figures.get("launch_issue_per_arg_us", 0.0)
+    expected = cudakit.predict.sequence_ms(
+        [("sync", copy.ms), ("launch", alone.ms, 0, "compute", issue)], head_start=True)
     assert result.predicted.ms == pytest.approx(expected, rel=1e-9)
     assert result.predicted.ms >= alone.ms + copy.ms
     assert [name for name, _ in result.predicted.parts] == ["memcpy htod 0.125 MiB", "scale"]

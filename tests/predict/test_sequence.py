@@ -42,8 +42,11 @@ def test_a_synchronous_copy_makes_the_host_wait():
     # the copy runs at once (1 ms) and the host waits for it; only then is the launch issued
     got = sequence_ms([("sync", 1.0), ("launch", 0.002)])
     assert got == pytest.approx(1.0 + (ISSUE + 2) / 1e3)
-    # an asynchronous copy does not hold the host: the launch is issued meanwhile
-    assert sequence_ms([("async", 1.0), ("launch", 0.002)]) == pytest.approx(1.002)
+    # an asynchronous copy does not hold the host (beyond its own call, copy_issue_us where
+    # measured): the launch is issued meanwhile
+    copy_issue = load("H100").figures.get("copy_issue_us", 0.0)
+    assert sequence_ms([("async", 1.0), ("launch", 0.002)]) == pytest.approx(
+        1.002 + copy_issue / 1e3)
 
 
 def test_bad_operations_are_named():

@@ -44,3 +44,23 @@ def test_a_lab_sequence_keeps_the_order_asked_for():
         lab_comparison("10_reduction", ["no_such_kernel"], path=STORED)
     with pytest.raises(KeyError, match="stored labs"):
         lab_comparison("99_none", path=STORED)
+
+
+def test_a_pipeline_over_stream_counts_takes_the_first_region_of_each(tmp_path):
+    rows = [{"lab": "08", "kernels": k, "config": c, "measured_ms": m, "predicted_ms": m}
+            for k, c, m in [("work", "<<<8, 256>>>", 1.0),
+                            ("memcpy htod, work, memcpy dtoh", "<<<8, 256>>> 8 MiB copied", 3.0),
+                            ("memcpy htod, work, memcpy dtoh", "<<<8, 256>>> 8 MiB copied "
+                             "4 streams", 1.5),
+                            ("memcpy htod, work, memcpy dtoh", "<<<8, 256>>> 8 MiB copied "
+                             "2 streams", 2.0),
+                            ("memcpy htod, work, memcpy dtoh", "<<<8, 256>>> 8 MiB copied "
+                             "4 streams", 9.0)]]
+    path = tmp_path / "stored.json"
+    path.write_text(json.dumps({"device": "H100", "regions": rows}))
+    pipeline = lab_comparison("08", streams="work", path=path)
+    with pytest.raises(KeyError, match="launches 'other' and copies"):
+        lab_comparison("08", streams="other", path=path)
+    assert [(r["streams"], r["measured_ms"]) for r in pipeline.rows] == [
+        ("1 stream", 3.0), ("2 streams", 2.0), ("4 streams", 1.5)]
+    assert pipeline.labels == "streams"
