@@ -18,6 +18,9 @@ Methods, in order:
 - ``dram_read_gbs``, ``dram_write_gbs``, ``dram_copy_gbs``: grid-stride float4 sum, fill and
   copy over 1 GiB buffers (copy counts bytes read + written).
 - ``l2_read_gbs``: the sum kernel reading a 16 MiB buffer many times (index masked into it).
+- ``partial_store_sectors_per_s``: 4-byte stores, one per 32-byte sector, over a 16 MiB buffer
+  (it stays in L2): the rate at which the L2 takes stores that cover part of a sector (a warp
+  storing a column of a row-major matrix).
 - ``l1_read_bytes_per_clk_per_sm``: every block reads the same 16 KiB many times (it stays
   in each SM's L1); bytes / (SMs x event time x clock).
 - ``shared_bytes_per_clk_per_sm``: conflict-free ``volatile`` 4-byte shared loads, 16 per
@@ -125,6 +128,12 @@ __global__ void write_fill(float4 *p, size_t n, float x) {
          i += (size_t)gridDim.x * blockDim.x) p[i] = make_float4(x, x, x, x);
 }
 
+// one 4-byte store per 32-byte sector, passes over a buffer of `sectors` sectors
+__global__ void partial_store(float *p, size_t sectors, size_t total) {
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += stride)
+        p[(i & (sectors - 1)) * 8] = (float)i;
+}
 __global__ void copy4(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) dst[i] = src[i];
@@ -286,6 +295,17 @@ def l2(b: Bench) -> None:
                                        block=(256,)))
     b.put("l2_read_gbs", 16 * total / ms / 1e6,
           f"float4 sum over a {16 * n} B buffer read {total // n} times")
+
+
+def partial_stores(b: Bench) -> None:
+    sectors = b.size(16 << 20, 1 << 14) // 32  # a buffer that stays in L2
+    total = sectors * b.size(32, 2)
+    buf = b.zeros(32 * sectors)
+    ms = b.ms(lambda: b.k["partial_store"](buf, sectors, total, grid=(b.sms * 8,),
+                                            block=(256,)))
+    b.put("partial_store_sectors_per_s", total / ms * 1e3,
+          f"4-byte stores one per 32-byte sector over a {32 * sectors} B buffer, "
+          f"{total // sectors} passes (each warp's store touches 32 sectors)")
 
 
 def l1(b: Bench) -> None:
@@ -502,8 +522,8 @@ def copies(b: Bench) -> None:
           f"host time per memcpy_htod_async of 4 B from pinned memory, {calls} calls")
 
 
-BENCHMARKS = [device_facts, clock, dram, l2, l1, shared, latencies, throughputs, atomics,
-              launches, barrier, copies]
+BENCHMARKS = [device_facts, clock, dram, l2, partial_stores, l1, shared, latencies, throughputs,
+              atomics, launches, barrier, copies]
 
 
 def header() -> dict:

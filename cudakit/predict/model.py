@@ -24,6 +24,10 @@ literature's, with no constant fitted to the labs' measurements:
 * **Block dispatch**: the GPU starts blocks at a limited rate (``block_launch_per_s``,
   measured with an empty kernel of 2^21 one-warp blocks): a grid of many tiny blocks takes
   at least blocks / rate, a throughput bound like the others (absent figure: no term).
+* **Partial-sector stores**: a store that covers only part of a 32-byte sector (a warp
+  writing a column of a row-major matrix touches 32 sectors with 128 bytes) costs the L2 a
+  write of its own; the L2 takes them at ``partial_store_sectors_per_s`` (measured with one
+  4-byte store per sector into a buffer that stays in L2; absent figure: no term).
 * **Atomics**: the hottest address serialises in L2; all atomics share L2's atomic rate;
   shared-memory atomics serialise on their most contended address within a warp.
 * Overlapping parts combine as **max** (a GPU overlaps memory, issue and latency across
@@ -183,6 +187,8 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
                           (d.shared_atomic_per_clk_per_sm * clock),
         "block dispatch": x.blocks / rate if (rate := d.figures.get("block_launch_per_s"))
         else 0.0,
+        "partial stores": t.global_store_partial_sectors / rate
+        if (rate := d.figures.get("partial_store_sectors_per_s")) else 0.0,
     }
     for pipe, (classes, rate) in PIPES.items():
         terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
@@ -283,6 +289,11 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                     f"warp with {per_scheduler:g} warps per scheduler, {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
                 f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
+    if bound == "partial stores":
+        rate = d.figures["partial_store_sectors_per_s"]
+        return (f"partial-store-bound: {t.global_store_partial_sectors:.3g} stores cover only "
+                f"part of a 32-byte sector (a warp writing a column); the L2 takes "
+                f"{rate / 1e9:.1f} such sectors per ns, {share}")
     if bound == "block dispatch":
         rate = d.figures["block_launch_per_s"]
         return (f"block-dispatch-bound: {x.blocks:,} blocks of {x.warps_per_block} warps; the "

@@ -45,6 +45,16 @@ _SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap
 ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread subset)
 
 
+def partial_sectors(batch) -> np.ndarray:
+    """Per warp, the sectors its store touches beyond those its bytes could fill: ``(W,)``.
+
+    A warp storing 32 floats of one column of a row-major matrix touches 32 sectors with 128
+    bytes, 28 more than 4 full sectors; a coalesced store touches none beyond.
+    """
+    filled = batch.mask.sum(axis=1) * batch.size // SECTOR
+    return np.maximum(counting.sectors(batch) - filled, 0)
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values (a sort: faster than ``np.unique``'s hash for millions)."""
     ordered = np.sort(values)
@@ -66,6 +76,7 @@ class Traffic:
     global_store_requests: float = 0.0
     global_load_sectors: float = 0.0
     global_store_sectors: float = 0.0
+    global_store_partial_sectors: float = 0.0  # sectors a store covers only in part
     global_lines: float = 0.0
     local_lines: float = 0.0
     shared_wavefronts: float = 0.0
@@ -221,6 +232,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         elif a.op == "st":
             t.global_store_requests += requests
             t.global_store_sectors += sectors
+            t.global_store_partial_sectors += k * float(partial_sectors(sub).sum())
             stores.add(bid[rows], secs)
         else:  # an atomic reads and writes its sector in L2
             t.global_atomics += float(a.mask.sum())
@@ -260,7 +272,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         waves = sample.total_blocks / blocks_per_wave
         t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
-                 "global_store_sectors", "global_lines", "local_lines", "shared_wavefronts",
-                 "shared_atomic_slots", "global_atomics", "hot_address_atomics"):
+                 "global_store_sectors", "global_store_partial_sectors", "global_lines",
+                 "local_lines", "shared_wavefronts", "shared_atomic_slots", "global_atomics",
+                 "hot_address_atomics"):
         setattr(t, name, getattr(t, name) * scale)
     return t

@@ -185,3 +185,30 @@ def test_block_dispatch_is_left_out_until_measured(monkeypatch):
                                    '{"block_launch_per_s": "empty kernel"}}', complete=False)
     assert values == {"block_launch_per_s": 2e9}
     assert sources["block_launch_per_s"] == "measured: empty kernel"
+
+
+COLUMN = r"""
+__global__ void column(const float *in, float *out, int n)
+{   // out = in transposed, the naive way: a warp reads a row and writes a column
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 8 + threadIdx.y;
+    out[x * n + y] = in[y * n + x];
+}
+"""
+
+
+def test_a_warp_writing_a_column_pays_for_its_partial_sectors(monkeypatch):
+    # each warp's store touches 32 sectors with 128 bytes: 28 more than 4 full sectors; with
+    # the L2 taking 1e9 such sectors per second that is 28 n^2 / 32 ns, far above its traffic
+    d = cudakit.predict.load("H100")
+    monkeypatch.setitem(d.figures, "partial_store_sectors_per_s", 1e9)
+    n = 1024
+    args = [np.zeros(n * n, np.float32), np.zeros(n * n, np.float32), np.int32(n)]
+    p = cudakit.predict(COLUMN, "column", grid=(n // 32, n // 8), block=(32, 8), args=args)
+    assert p.counts["global_store_partial_sectors"] == pytest.approx(28 * n * n / 32)
+    assert p.bound == "partial stores" and "part of a 32-byte sector" in p.explanation
+    assert p.breakdown["partial stores"] == pytest.approx(28 * n * n / 32 / 1e9 * 1e3)
+    # a coalesced copy covers every sector it touches: no partial sectors, no term
+    q = cudakit.predict(SOURCE, "copy", grid=(n * n // 256,), block=(256,),
+                        args=copy_args(n * n))
+    assert q.counts["global_store_partial_sectors"] == 0
+    assert q.breakdown["partial stores"] == 0.0
