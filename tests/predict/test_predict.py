@@ -212,3 +212,13 @@ def test_a_warp_writing_a_column_pays_for_its_partial_sectors(monkeypatch):
                         args=copy_args(n * n))
     assert q.counts["global_store_partial_sectors"] == 0
     assert q.breakdown["partial stores"] == 0.0
+
+
+def test_the_h100_file_has_the_measured_partial_store_rate():
+    from cudakit.predict.device import read_figures
+
+    d = cudakit.predict.load("H100")
+    assert d.figures["partial_store_sectors_per_s"] > 1e9
+    assert "4-byte stores" in d.source["partial_store_sectors_per_s"]
+    values, _ = read_figures('{"partial_store_sectors_per_s": 5e10}', complete=False)
+    assert values == {"partial_store_sectors_per_s": 5e10}
