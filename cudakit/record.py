@@ -219,11 +219,10 @@ def opening(stream) -> bool:
     return _open is None and stream is None and folder() is not None
 
 
-def event_recorded(event, stream) -> None:
+def region_opened(event) -> None:
+    """``event`` (recorded on the default stream outside any region) opens a raw-event region;
+    :meth:`Event.record` has written the previous one before recording it."""
     global _open, current
-    if not opening(stream):
-        return
-    flush()  # normally done already, before the event was recorded (see Event.record)
     _open = current = Region("events")
     _open.first_event, _open.ms = event, None
 
@@ -299,11 +298,13 @@ def _event_subclass(base: type) -> type:
         __doc__ = base.__doc__
 
         def record(self, stream=None):
-            if opening(stream):  # write the previous region before the clock starts, not
-                _quietly(flush)  # inside the window this event opens
+            opens = opening(stream)
+            if opens:  # write the previous region before the clock starts, not inside the
+                _quietly(flush)  # window this event opens
             base.record(self) if stream is None else base.record(self, stream)
             _quietly(event_marked, self, stream)
-            _quietly(event_recorded, self, stream)
+            if opens:
+                _quietly(region_opened, self)
             return self
 
         def synchronize(self):
