@@ -1,6 +1,7 @@
 """Microbenchmarks of the device: the facts a performance model of its kernels needs.
 
     python -m benchmarks.microbench --out h100_device.json     # on the GPU, under 90 s
+    python -m benchmarks.microbench --only copies --out part.json  # some of them
     CUDAKIT_BACKEND=emu python -m benchmarks.microbench --small  # runs; numbers meaningless
 
 Writes one JSON object: a ``header`` (engine, device, driver, CUDA, nvcc, date), one number per
@@ -29,6 +30,15 @@ Methods, in order:
   128-byte line: 1 GiB and 8 MiB with ``ld.global.cg``, 16 KiB with ordinary L1-cached loads,
   shared memory), after one untimed pass; ``clock64`` difference / steps. Includes the
   loop's one or two integer instructions per step.
+- ``fp32/fp64/sfu_latency_cycles``, ``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_latency_
+  cycles``: one thread, a dependent chain of ``fmaf``, ``fma``, ``rsqrtf``, IEEE division,
+  IEEE ``1.0f / x``, IEEE ``sqrtf`` (plus an add), ``int`` and ``unsigned`` division;
+  ``clock64`` difference / operations (the issue-to-result latency of each, expansions
+  included).
+- ``dram_loaded_latency``: DRAM latency under load, ``{"gbs": [...], "cycles": [...]}``: from
+  1 to 64 warps per SM, each chasing 1 or 4 random 128-byte lines at a time over 1 GiB (the
+  32 lanes read one line); the bandwidth drawn (bytes / event time) and the median warp's
+  cycles per step, at the same time.
 - ``fp32_fma``, ``fp64_fma``, ``int32_imad``, ``int32_add``, ``sfu`` (``rsqrtf``), ``shfl``
   (``__shfl_xor_sync``): warp instructions per clock per SM. 8 independent chains per
   thread, 2048 threads per SM; counted source operations / (SMs x event time x clock).
@@ -185,6 +195,60 @@ __global__ void chase_shared(const unsigned *next, int words, int steps, long lo
     long long c1 = clock64();
     cycles[0] = c1 - c0; sink[0] = j;
 }
+
+/* one thread, one dependent chain: cycles per operation (8 per loop trip) */
+struct Div32 { __device__ float operator()(float v) const { return 1.0001f / v; } };
+struct Sqrt32 { __device__ float operator()(float v) const { return sqrtf(v) + 0.5f; } };
+struct Rsqrt32 { __device__ float operator()(float v) const { return rsqrtf(v); } };
+struct Chain32 { __device__ float operator()(float v) const { return fmaf(v, 0.999f, 0.001f); } };
+struct Chain64 { __device__ double operator()(double v) const { return fma(v, 0.999, 0.001); } };
+struct DivS32 { __device__ int operator()(int v) const { return 1000000007 / (v | 1) - 3; } };
+struct DivU32 { __device__ unsigned operator()(unsigned v) const { return 4000000007u / (v | 1u) + 5u; } };
+struct Rcp32 { __device__ float operator()(float v) const { return 1.0f / v; } };
+template <typename T, typename Op>
+__device__ void dependent(T v, int steps, T *out, long long *cycles) {
+    long long c0 = clock64();
+    for (int i = 0; i < steps; i += 8) {
+        #pragma unroll
+        for (int k = 0; k < 8; ++k) v = Op()(v);
+    }
+    long long c1 = clock64();
+    out[0] = v; cycles[0] = c1 - c0;
+}
+__global__ void lat_div_f32(float *o, long long *c, int n, float v) { dependent<float, Div32>(v, n, o, c); }
+__global__ void lat_sqrt_f32(float *o, long long *c, int n, float v) { dependent<float, Sqrt32>(v, n, o, c); }
+__global__ void lat_sfu(float *o, long long *c, int n, float v) { dependent<float, Rsqrt32>(v, n, o, c); }
+__global__ void lat_fp32(float *o, long long *c, int n, float v) { dependent<float, Chain32>(v, n, o, c); }
+__global__ void lat_fp64(double *o, long long *c, int n, double v) { dependent<double, Chain64>(v, n, o, c); }
+__global__ void lat_div_s32(int *o, long long *c, int n, int v) { dependent<int, DivS32>(v, n, o, c); }
+__global__ void lat_div_u32(unsigned *o, long long *c, int n, unsigned v) { dependent<unsigned, DivU32>(v, n, o, c); }
+__global__ void lat_rcp_f32(float *o, long long *c, int n, float v) { dependent<float, Rcp32>(v, n, o, c); }
+
+/* DRAM latency under load: each warp chases CHASES random 128-byte lines at once, its 32
+   lanes reading the 32 words of a line (one request of 4 sectors); every word of a line
+   holds the next line's index. Each launch starts elsewhere in the cycle (seed), so no
+   launch revisits the lines an earlier one left in L2. Lane 0 writes its warp's cycles. */
+template <int CHASES>
+__device__ void chase_lines(const unsigned *next, unsigned lines, int steps, unsigned seed,
+                            long long *cycles, unsigned *sink) {
+    unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    unsigned j[CHASES];
+    #pragma unroll
+    for (int c = 0; c < CHASES; ++c) j[c] = (unsigned)(((warp * CHASES + c) * 2654435761ull + seed) % lines);
+    long long c0 = clock64();
+    for (int i = 0; i < steps; ++i) {
+        #pragma unroll
+        for (int c = 0; c < CHASES; ++c) j[c] = __ldcg(next + (size_t)j[c] * 32 + lane);
+    }
+    long long c1 = clock64();
+    unsigned s = 0;
+    #pragma unroll
+    for (int c = 0; c < CHASES; ++c) s += j[c];
+    if (lane == 0) cycles[warp] = c1 - c0;
+    if (s == 0xffffffffu) sink[0] = s;
+}
+__global__ void chase_lines1(const unsigned *n, unsigned l, int s, unsigned e, long long *c, unsigned *k) { chase_lines<1>(n, l, s, e, c, k); }
+__global__ void chase_lines4(const unsigned *n, unsigned l, int s, unsigned e, long long *c, unsigned *k) { chase_lines<4>(n, l, s, e, c, k); }
 
 __global__ void atomic_same(unsigned *p, int iters) {
     for (int i = 0; i < iters; ++i) atomicAdd(p, 1u);
@@ -364,6 +428,72 @@ def latencies(b: Bench) -> None:
           f"one thread, random cycle over {words} shared words, {steps} steps")
 
 
+#: dependent-issue latencies: key -> (kernel, NumPy type of its chain, start value, operation)
+DEPENDENT = {
+    "fp32_latency_cycles": ("lat_fp32", np.float32, 0.5, "fmaf"),
+    "fp64_latency_cycles": ("lat_fp64", np.float64, 0.5, "fma (double)"),
+    "sfu_latency_cycles": ("lat_sfu", np.float32, 0.7, "rsqrtf (MUFU.RSQ)"),
+    "div_f32_latency_cycles": ("lat_div_f32", np.float32, 0.9, "IEEE float division"),
+    "sqrt_f32_latency_cycles": ("lat_sqrt_f32", np.float32, 2.0, "IEEE sqrtf and an add"),
+    "div_s32_latency_cycles": ("lat_div_s32", np.int32, 12345, "int division"),
+    "div_u32_latency_cycles": ("lat_div_u32", np.uint32, 12345, "unsigned division"),
+    "rcp_f32_latency_cycles": ("lat_rcp_f32", np.float32, 0.9, "IEEE 1.0f / x"),
+}
+
+
+def dependent_latencies(b: Bench) -> None:
+    steps = b.size(1 << 14, 8)
+    cyc = b.zeros(8)
+    for key, (name, dtype, start, what) in DEPENDENT.items():
+        try:
+            out = b.zeros(8)
+            b.k[name](out, cyc, steps, dtype(start), grid=(1,), block=(1,))  # warm (loads code)
+            b.k[name](out, cyc, steps, dtype(start), grid=(1,), block=(1,))
+            c = b.cuda.from_device(cyc, (1,), np.int64)[0]
+            b.put(key, c / steps, f"one thread, {steps} dependent {what}, 8 per loop trip; "
+                                  "clock64 difference / steps")
+        except Exception as exc:
+            b.errors[key] = f"{type(exc).__name__}: {exc}"
+
+
+def loaded_latency(b: Bench) -> None:
+    """``dram_loaded_latency``: DRAM latency against the bandwidth drawn at the same time."""
+    lines = b.size(GIB, 1 << 16) // 128
+    order = np.random.default_rng(1).permutation(lines).astype(np.uint32)
+    following = np.empty(lines, np.uint32)
+    following[order] = np.roll(order, -1)
+    chain = b.cuda.to_device(np.repeat(following, 32))
+    del order, following
+    sink = b.zeros(4)
+    gbs, cycles, levels = [], [], []
+    for warps, chases in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (64, 1), (32, 4),
+                          (64, 4)):
+        per_block = min(warps, 32)
+        blocks = b.sms * (warps // per_block)
+        total = blocks * per_block
+        steps = max(16, min(1024, lines // (2 * total * chases)))
+        steps = b.size(steps, 4)
+        cyc = b.zeros(8 * total)
+        kernel, launches = b.k[f"chase_lines{chases}"], iter(range(1, 1 << 20))
+
+        def launch(kernel=kernel, cyc=cyc, steps=steps, blocks=blocks, per_block=per_block,
+                   launches=launches):  # each launch from other starting lines
+            seed = np.uint32(next(launches) * (lines // 4 + 7) % lines)
+            kernel(chain, lines, steps, seed, cyc, sink, grid=(blocks,),
+                   block=(32 * per_block,))
+
+        ms = b.ms(launch, repeat=5)
+        c = b.cuda.from_device(cyc, (total,), np.int64)
+        gbs.append(float(f"{total * chases * steps * 128 / ms / 1e6:.6g}"))
+        cycles.append(float(f"{np.median(c) / steps:.6g}"))
+        levels.append([warps, chases])
+    b.results["dram_loaded_latency"] = {"gbs": gbs, "cycles": cycles, "warps_chases": levels}
+    b.methods["dram_loaded_latency"] = (
+        "warps per SM x chases per warp of 128-byte lines (32 lanes, one line each step, "
+        "ld.global.cg) in a random cycle over 1 GiB: bytes / event time (gbs) and the median "
+        "warp's clock64 cycles per step (cycles), from 1 warp per SM to 64 x 4")
+
+
 THROUGHPUT = {  # kernel -> (iterations on the GPU, what one step is)
     "fp32_fma": (1 << 16, "fmaf"),
     "fp64_fma": (1 << 13, "fma (double)"),
@@ -467,8 +597,9 @@ def copies(b: Bench) -> None:
     n = b.size(256 << 20, 1 << 16)
     sizes = [256 << (2 * i) for i in range(11) if 256 << (2 * i) <= n]  # 256 B ... 256 MiB
     dev, other = b.zeros(n), b.zeros(n)
-    host = {"pinned": cuda.pagelocked_empty(n, np.uint8), "pageable": np.zeros(n, np.uint8)}
-    host["pinned"][:] = 0  # touched, as a program's arrays are
+    host = {"pinned": cuda.pagelocked_empty(n, np.uint8), "pageable": np.empty(n, np.uint8)}
+    for array in host.values():  # touched, as a program's arrays are: np.zeros alone leaves
+        array[:] = 1             # every page mapped to the kernel's one zero page
 
     def copy(direction: str, memory: str | None, size: int):
         if direction == "htod":
@@ -522,8 +653,9 @@ def copies(b: Bench) -> None:
           f"host time per memcpy_htod_async of 4 B from pinned memory, {calls} calls")
 
 
-BENCHMARKS = [device_facts, clock, dram, l2, partial_stores, l1, shared, latencies, throughputs,
-              atomics, launches, barrier, copies]
+BENCHMARKS = [device_facts, clock, dram, l2, partial_stores, l1, shared, latencies,
+              dependent_latencies, loaded_latency, throughputs, atomics, launches, barrier,
+              copies]
 
 
 def header() -> dict:
@@ -533,13 +665,19 @@ def header() -> dict:
     return record_header()
 
 
-def run(small: bool, out: Path | None = None) -> dict:
-    """Every benchmark; a failed one is named in ``errors`` and the others still run.
+def run(small: bool, out: Path | None = None, only: list[str] | None = None) -> dict:
+    """Every benchmark (or those named in ``only``); a failed one is named in ``errors`` and
+    the others still run.
 
     With ``out``, the results so far are written there after each benchmark (a run stopped
     by a time limit keeps what it measured)."""
     import time
 
+    names = [bench.__name__ for bench in BENCHMARKS]
+    unknown = sorted(set(only or ()) - set(names))
+    if unknown:
+        raise SystemExit(f"benchmarks.microbench: no benchmark {', '.join(unknown)} "
+                         f"(there are: {', '.join(names)})")
     b = Bench(small)
     head = header()
     head["small"] = small
@@ -547,6 +685,8 @@ def run(small: bool, out: Path | None = None) -> dict:
         head["note"] = "emulator: host times, meaningless as GPU figures"
     seconds: dict = {}
     for bench in BENCHMARKS:
+        if only and bench.__name__ not in only:
+            continue
         start = time.perf_counter()
         try:
             bench(b)
@@ -562,16 +702,39 @@ def run(small: bool, out: Path | None = None) -> dict:
     return result
 
 
+def merge(result: dict, path: Path) -> None:
+    """Write ``result``'s figures into the microbenchmark file at ``path``, over its own; the
+    header's ``updated`` lists when and which (an error of this run leaves the old figure)."""
+    earlier = json.loads(path.read_text())
+    if earlier["header"].get("device") != result["header"].get("device"):
+        raise SystemExit(f"benchmarks.microbench: {path} is of {earlier['header'].get('device')}"
+                         f", this run of {result['header'].get('device')}")
+    figures = {k: v for k, v in result.items()
+               if k not in ("header", "methods", "errors", "seconds") and v is not None}
+    earlier.update(figures)
+    earlier["methods"].update({k: v for k, v in result["methods"].items() if k in figures})
+    earlier["header"].setdefault("updated", []).append(
+        {"date": result["header"].get("date"), "keys": sorted(figures)})
+    path.write_text(json.dumps(earlier, indent=1) + "\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
     parser.add_argument("--small", action="store_true", help="tiny sizes (the emulator)")
+    parser.add_argument("--only", nargs="+", default=None, metavar="BENCHMARK",
+                        help="only these benchmarks (function names: copies loaded_latency)")
+    parser.add_argument("--into", default=None, metavar="DEVICE_JSON",
+                        help="merge this run's figures into an earlier run's file (with "
+                             "--only: a device file re-measured in part)")
     options = parser.parse_args(argv)
-    result = run(options.small, Path(options.out) if options.out else None)
-    if not options.out:
+    result = run(options.small, Path(options.out) if options.out else None, options.only)
+    if options.into:
+        merge(result, Path(options.into))
+    elif not options.out:
         print(json.dumps(result, indent=1))
     for key in sorted(k for k in result if k not in ("header", "methods", "errors", "seconds",
-                                                  "copy_curves")):
+                                                  "copy_curves", "dram_loaded_latency")):
         print(f"{key:36s} {result[key]}", file=sys.stderr)
     return 0
 

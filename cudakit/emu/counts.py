@@ -123,17 +123,8 @@ def sass_slots(opcode: str, operands=()) -> dict[str, int]:
     >>> sass_slots("rem.u32"), sass_slots("div.approx.f32")
     ({'int': 13, 'imad': 2, 'sfu': 1}, {'sfu': 1})
     """
-    parts = opcode.split(".")
-    types = [m for m in parts[1:] if m in _TYPES]
-    exact = not ({"approx", "full"} & set(parts[1:]))
-    key = (parts[0], types[-1] if types else "")
-    if key[1] in ("u16", "u8"):
-        key = (key[0], "u32")
-    elif key[1] in ("s16", "s8"):
-        key = (key[0], "s32")
-    if key in _EXPANDED and (exact or key[1] not in ("f32",)):
-        return dict(_EXPANDED[key])
-    return {instruction_class(opcode, operands): 1}
+    key = _expansion(opcode)
+    return dict(_EXPANDED[key]) if key else {instruction_class(opcode, operands): 1}
 
 
 def _registers(operand) -> list[str]:
@@ -177,12 +168,34 @@ def _kind(ins) -> int:
 
 
 #: cycles from an instruction's issue until a dependent one may issue: 4 for the FP32 and
-#: integer pipes, 8 for FP64 (the dependent-issue latencies measured on Volta by Jia et al.,
-#: "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018; later
-#: architectures keep the 4-cycle ALU latency); SFU, conversions and shuffles are taken at the
-#: ALU's 4 cycles, a lower bound. Loads are not here: their waits are the memory periods.
-DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 4, "shfl": 4, "fp64": 8,
+#: integer pipes, 8 for FP64 (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+#: Microbenchmarking", 2018; the H100 measures 4.6 and 8.4 with a loop's overhead,
+#: ``fp32_latency_cycles`` and ``fp64_latency_cycles`` of ``benchmarks/microbench.py``); the
+#: SFU's 39: ``rsqrtf`` as nvcc builds it (MUFU.RSQ and its range fix-ups), measured on the
+#: H100 (``sfu_latency_cycles``); conversions and shuffles at the ALU's 4, a lower bound.
+#: Loads are not here: their waits are the memory periods.
+DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 39, "shfl": 4, "fp64": 8,
              "branch": 1, "misc": 1, "barrier": 1}
+
+#: issue-to-result cycles of whole expansions (:data:`_EXPANDED`), measured on the H100 by
+#: ``benchmarks/microbench.py`` (``div_f32/sqrt_f32/div_s32_latency_cycles``: one thread, a
+#: dependent chain; the square root's chain has an add, 4 cycles, taken off). Expansions not
+#: here are the sum of their steps' :data:`DEPENDENT` latencies.
+EXPANSION_LATENCY = {("div", "f32"): 44, ("rcp", "f32"): 44, ("sqrt", "f32"): 44,
+                     ("div", "s32"): 144, ("rem", "s32"): 144}
+
+
+def _expansion(opcode: str) -> tuple[str, str] | None:
+    """The :data:`_EXPANDED` key of an instruction sm_90 has no single instruction for."""
+    parts = opcode.split(".")
+    types = [m for m in parts[1:] if m in _TYPES]
+    exact = not ({"approx", "full"} & set(parts[1:]))
+    key = (parts[0], types[-1] if types else "")
+    if key[1] in ("u16", "u8"):
+        key = (key[0], "u32")
+    elif key[1] in ("s16", "s8"):
+        key = (key[0], "s32")
+    return key if key in _EXPANDED and (exact or key[1] != "f32") else None
 
 
 def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = False) -> int:
@@ -197,8 +210,8 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
     >>> issue_cycles(chain), issue_cycles(chain, back_edge=True)   # 0, 4, 8 and then 12
     (9, 12)
     >>> div = I(opcode="div.rn.f32", operands=["%f1", "%f1", "%f2"], guard=None)
-    >>> issue_cycles([div, div])   # 6 FFMA + 1 MUFU steps of 4 cycles each, twice
-    53
+    >>> issue_cycles([div, div])   # 44 cycles each (measured); the second waits for the first
+    85
     """
     def one_pass(ready: dict, start: int) -> int:
         t = start
@@ -212,15 +225,18 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
                     ready[w] = operands
                 continue
             start = max(t, operands)
-            cls = instruction_class(ins.opcode, ins.operands)
-            # an expansion (integer division, IEEE division and square root) is a chain of
-            # dependent SASS instructions (Newton-Raphson steps on a MUFU estimate); its
-            # check-and-branch runs beside it. The warp issues its next instruction once
-            # the chain's last step has issued.
-            chain = sum(DEPENDENT.get(k, 1) * v for k, v in slots.items()
-                        if k not in ("free", "branch")) if n > 1 else DEPENDENT.get(cls, 0)
-            done = start + chain if n > 1 else start + DEPENDENT.get(cls, 0)
-            t = max(start + n, done - DEPENDENT.get(cls, 0) + 1)
+            if n > 1:
+                # an expansion (integer division, IEEE division and square root) is a chain
+                # of dependent SASS instructions (Newton-Raphson steps on a MUFU estimate,
+                # ending in an ALU step); its check-and-branch runs beside it. The warp
+                # issues its next instruction once the chain's last step has issued.
+                done = start + (EXPANSION_LATENCY.get(_expansion(ins.opcode)) or sum(
+                    DEPENDENT.get(k, 1) * v for k, v in slots.items()
+                    if k not in ("free", "branch")))
+                t = max(start + n, done - DEPENDENT["fp32"] + 1)
+            else:
+                done = start + DEPENDENT.get(instruction_class(ins.opcode, ins.operands), 0)
+                t = start + 1
             for w in writes:
                 ready[w] = done
         return t

@@ -37,9 +37,9 @@ FIGURES = ("sm_count", "clock_ghz", "dram_read_gbs", "dram_write_gbs", "dram_cop
 #: falls back to a simpler one: ``copy_curves`` to latency + bytes / rate)
 OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
             "pcie_duplex_gbs", "partial_store_sectors_per_s")
-#: tables a device may have: ``copy_curves`` (``benchmarks/microbench.py``), per copy kind
+#: tables a device may have (``benchmarks/microbench.py``): ``copy_curves``, per copy kind
 #: (``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable``, ``d2d``) the measured
-#: microseconds against bytes
+#: microseconds against bytes; ``dram_loaded_latency``, DRAM latency against bandwidth drawn
 CURVES = ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d")
 
 
@@ -66,6 +66,24 @@ def read_curves(entry, path: str) -> dict[str, tuple[tuple[int, ...], tuple[floa
                              "'us' (positive), two or more of each, of equal length")
         curves[name] = (tuple(int(v) for v in sizes), tuple(float(v) for v in us))
     return curves
+
+
+def read_loaded_latency(entry, path: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """``dram_loaded_latency`` checked: bandwidths drawn (GB/s, ascending) and the DRAM
+    latency in cycles measured at each, two or more points.
+
+    >>> read_loaded_latency({"gbs": [100, 2000], "cycles": [700, 900]}, "x")
+    ((100.0, 2000.0), (700.0, 900.0))
+    """
+    if isinstance(entry, dict) and "value" in entry:
+        entry = entry["value"]
+    gbs, cycles = (entry.get("gbs"), entry.get("cycles")) if isinstance(entry, dict) else (0, 0)
+    if not (isinstance(gbs, list) and isinstance(cycles, list) and len(gbs) == len(cycles) >= 2
+            and all(isinstance(v, int | float) and v > 0 for v in gbs + cycles)
+            and all(a < b for a, b in zip(gbs, gbs[1:], strict=False))):
+        raise ValueError(f"{path}: dram_loaded_latency needs 'gbs' (ascending) and 'cycles' "
+                         "(positive), two or more of each, of equal length")
+    return tuple(float(v) for v in gbs), tuple(float(v) for v in cycles)
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,10 @@ def read_figures(text: str, path: str = "figures", complete: bool = True) -> tup
     if data.get("copy_curves") is not None:
         values["copy_curves"] = read_curves(data["copy_curves"], path)
         sources["copy_curves"] = f"measured: {methods.get('copy_curves', path)}"
+    if data.get("dram_loaded_latency") is not None:
+        values["dram_loaded_latency"] = read_loaded_latency(data["dram_loaded_latency"], path)
+        sources["dram_loaded_latency"] = (
+            f"measured: {methods.get('dram_loaded_latency', path)}")
     missing = [k for k in FIGURES if k not in values]
     if complete and missing:
         raise ValueError(f"{path} lacks {', '.join(missing)}")

@@ -97,21 +97,22 @@ class Estimate:
     waves: float
 
 
-def _latency(x: Launch, d) -> tuple[float, float, float]:
+def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, float]:
     """A block's waits per warp in cycles (its slowest warp's loads, shared loads and
-    barriers), their barrier part, and the load latency used (by where loads hit)."""
+    barriers), their barrier part, and the load latency used (by where loads hit; ``dram``:
+    the DRAM latency under this launch's load, else the idle one)."""
     t = x.traffic
     loaded = t.global_load_sectors * 32
     to_l2 = min(1.0, t.l2_read_bytes / loaded) if loaded else 0.0  # local memory: L1 hits
     to_dram = min(1.0, t.dram_read_bytes / t.l2_read_bytes) if t.l2_read_bytes else 1.0
     load = (1 - to_l2) * d.l1_latency_cycles + to_l2 * (
-        (1 - to_dram) * d.l2_latency_cycles + to_dram * d.dram_latency_cycles)
+        (1 - to_dram) * d.l2_latency_cycles + to_dram * (dram or d.dram_latency_cycles))
     barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
     waits = x.chain_periods * load + x.chain_shared_periods * d.shared_latency_cycles + barriers
     return waits, barriers, load
 
 
-def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
+def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:
     """Cycles of one round of ``warps`` resident warps on an SM, and what limits it.
 
     Hong & Kim (ISCA 2009): each warp alternates computing (``comp`` cycles of the SM's issue)
@@ -124,7 +125,7 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     t = x.traffic
     w = max(x.warps, 1.0)
     comp = x.issued / w / d.issue_per_clk_per_sm
-    mem, barriers, load = _latency(x, d)
+    mem, barriers, load = _latency(x, d, dram)
     periods = x.chain_periods + x.chain_shared_periods + x.classes.get("barrier", 0) / w
     if mem <= 0 or periods <= 0:
         own = x.cycles / w  # a warp cannot issue faster than its dependencies allow
@@ -167,8 +168,10 @@ def hong_kim(x: Launch, d, warps: float) -> tuple[float, str]:
     return (own, "latency") if own > cycles else (cycles, limit)
 
 
-def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
-    """Seconds of each bound for a given share of blocks on the busiest SM and rounds."""
+def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
+           dram: float | None = None) -> dict:
+    """Seconds of each bound for a given share of blocks on the busiest SM and rounds
+    (``dram``: the DRAM latency under load, cycles)."""
     t = x.traffic
     clock = d.clock_hz
     share = blocks_on_busiest / x.blocks  # the busiest SM's part of the per-SM work
@@ -194,7 +197,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float) -> dict:
         terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
             getattr(d, rate) * clock)
     resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
-    cycles, limit = hong_kim(x, d, resident)
+    cycles, limit = hong_kim(x, d, resident, dram)
     terms["latency"] = rounds * cycles / clock
     terms["limit"] = limit  # what decides the Hong & Kim term
     return terms
@@ -212,18 +215,64 @@ def _deciding(terms: dict) -> tuple[str, float]:
     return key, candidates[key]
 
 
+def loaded(curve: tuple, gbs: float) -> float:
+    """The DRAM latency (cycles) while ``gbs`` GB/s are drawn: linear between the measured
+    points, the lightest point's below them, the last segment's slope above.
+
+    >>> loaded(((100.0, 2000.0, 3000.0), (700.0, 900.0, 2900.0)), 2500.0)
+    1900.0
+    """
+    rates, cycles = curve
+    if gbs <= rates[0]:
+        return cycles[0]
+    k = next((i for i in range(1, len(rates)) if gbs <= rates[i]), len(rates) - 1)
+    slope = (cycles[k] - cycles[k - 1]) / (rates[k] - rates[k - 1])
+    return cycles[k - 1] + slope * (gbs - rates[k - 1])
+
+
+def dram_latency(x: Launch, d, blocks_on_busiest: float, rounds: float) -> float | None:
+    """The DRAM latency under this launch's own load, or None without a measured curve.
+
+    Latency grows with the bandwidth drawn (queues in the memory system), and the bandwidth
+    a launch draws falls as its latency grows (Little's law: bytes in flight / latency). The
+    latency L solves L = curve(DRAM bytes / time(L)); time(L) grows with L, so the right side
+    falls and one bisection finds the only crossing (``dram_loaded_latency``, measured by
+    ``benchmarks/microbench.py``: warps chasing random lines while the bandwidth is timed).
+    """
+    curve = d.figures.get("dram_loaded_latency")
+    t = x.traffic
+    moved = t.dram_read_bytes + t.dram_write_bytes
+    if not curve or moved <= 0:
+        return None
+
+    def drawn(latency: float) -> float:  # GB/s at that latency
+        _, seconds = _deciding(_terms(x, d, blocks_on_busiest, rounds, latency))
+        return moved / seconds / 1e9 if seconds > 0 else 0.0
+
+    low, high = loaded(curve, 0.0), loaded(curve, drawn(loaded(curve, 0.0)))
+    for _ in range(40):
+        middle = (low + high) / 2
+        if loaded(curve, drawn(middle)) > middle:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
 def estimate(x: Launch, d) -> Estimate:
     """The predicted time of launch ``x`` on device ``d`` (a :class:`~.device.Device`)."""
     sms = d.sm_count
     per_wave = sms * x.blocks_per_sm
     waves = x.blocks / per_wave
-    terms = _terms(x, d, math.ceil(x.blocks / sms), math.ceil(waves))
+    busiest, rounds = math.ceil(x.blocks / sms), math.ceil(waves)
+    dram = dram_latency(x, d, busiest, rounds)
+    terms = _terms(x, d, busiest, rounds, dram)
     key, work = _deciding(terms)
     if key == "issue":  # a pipe that takes most issue slots names the bound (FP32, SFU...)
         pipe = max(PIPES, key=terms.get)
         if terms[pipe] >= 0.8 * terms["issue"]:
             key = pipe
-    smooth = _terms(x, d, max(x.blocks / sms, 1), max(waves, 1))  # without whole rounds
+    smooth = _terms(x, d, max(x.blocks / sms, 1), max(waves, 1), dram)  # no whole rounds
     _, work_smooth = _deciding(smooth)
     bound = terms["limit"] if key == "latency" else key
     if (key in PER_SM or key == "latency") and work > 1.2 * work_smooth:
@@ -240,7 +289,7 @@ def estimate(x: Launch, d) -> Estimate:
         pipe = max(PIPES, key=terms.get)
         if terms[pipe] >= 0.8 * terms["issue"]:
             key = bound = pipe
-    text = explain(bound, key, x, d, terms, total, waves, work)
+    text = explain(bound, key, x, d, terms, total, waves, work, dram)
     return Estimate(total, PUBLIC.get(bound, bound), text, breakdown, waves)
 
 
@@ -249,7 +298,7 @@ def _rate(bytes_: float, seconds: float) -> str:
 
 
 def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves: float,
-            work: float) -> str:
+            work: float, dram: float | None = None) -> str:
     """One line with numbers for a participant."""
     t = x.traffic
     share = f"{work / total:.0%} of the time"
@@ -282,7 +331,7 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         return (f"shared-memory-bound: {t.shared_wavefronts:.3g} wavefronts at "
                 f"{d.shared_bytes_per_clk_per_sm / 128:g} per clock per SM, {share}")
     if bound in ("latency", "barrier"):
-        _, _, load = _latency(x, d)
+        _, _, load = _latency(x, d, dram)
         w = max(x.warps, 1)
         if bound == "barrier":
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
