@@ -30,8 +30,9 @@ Methods, in order:
   128-byte line: 1 GiB and 8 MiB with ``ld.global.cg``, 16 KiB with ordinary L1-cached loads,
   shared memory), after one untimed pass; ``clock64`` difference / steps. Includes the
   loop's one or two integer instructions per step.
-- ``fp32/fp64/sfu_latency_cycles``, ``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_latency_
-  cycles``: one thread, a dependent chain of ``fmaf``, ``fma``, ``rsqrtf``, IEEE division,
+- ``fp32/fp64/sfu/sfu_ftz_latency_cycles``, ``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_
+  latency_cycles``: one thread, a dependent chain of ``fmaf``, ``fma``, ``rsqrtf``, the bare
+  ``rsqrt.approx.ftz.f32`` (what ``-ftz=true`` makes of ``rsqrtf``), IEEE division,
   IEEE ``1.0f / x``, IEEE ``sqrtf`` (plus an add), ``int`` and ``unsigned`` division;
   ``clock64`` difference / operations (the issue-to-result latency of each, expansions
   included).
@@ -200,6 +201,8 @@ __global__ void chase_shared(const unsigned *next, int words, int steps, long lo
 struct Div32 { __device__ float operator()(float v) const { return 1.0001f / v; } };
 struct Sqrt32 { __device__ float operator()(float v) const { return sqrtf(v) + 0.5f; } };
 struct Rsqrt32 { __device__ float operator()(float v) const { return rsqrtf(v); } };
+struct RsqrtFtz { __device__ float operator()(float v) const {
+    float r; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v)); return r; } };
 struct Chain32 { __device__ float operator()(float v) const { return fmaf(v, 0.999f, 0.001f); } };
 struct Chain64 { __device__ double operator()(double v) const { return fma(v, 0.999, 0.001); } };
 struct DivS32 { __device__ int operator()(int v) const { return 1000000007 / (v | 1) - 3; } };
@@ -218,6 +221,7 @@ __device__ void dependent(T v, int steps, T *out, long long *cycles) {
 __global__ void lat_div_f32(float *o, long long *c, int n, float v) { dependent<float, Div32>(v, n, o, c); }
 __global__ void lat_sqrt_f32(float *o, long long *c, int n, float v) { dependent<float, Sqrt32>(v, n, o, c); }
 __global__ void lat_sfu(float *o, long long *c, int n, float v) { dependent<float, Rsqrt32>(v, n, o, c); }
+__global__ void lat_sfu_ftz(float *o, long long *c, int n, float v) { dependent<float, RsqrtFtz>(v, n, o, c); }
 __global__ void lat_fp32(float *o, long long *c, int n, float v) { dependent<float, Chain32>(v, n, o, c); }
 __global__ void lat_fp64(double *o, long long *c, int n, double v) { dependent<double, Chain64>(v, n, o, c); }
 __global__ void lat_div_s32(int *o, long long *c, int n, int v) { dependent<int, DivS32>(v, n, o, c); }
@@ -432,7 +436,8 @@ def latencies(b: Bench) -> None:
 DEPENDENT = {
     "fp32_latency_cycles": ("lat_fp32", np.float32, 0.5, "fmaf"),
     "fp64_latency_cycles": ("lat_fp64", np.float64, 0.5, "fma (double)"),
-    "sfu_latency_cycles": ("lat_sfu", np.float32, 0.7, "rsqrtf (MUFU.RSQ)"),
+    "sfu_latency_cycles": ("lat_sfu", np.float32, 0.7, "rsqrtf (MUFU.RSQ, range fix-ups)"),
+    "sfu_ftz_latency_cycles": ("lat_sfu_ftz", np.float32, 0.7, "rsqrt.approx.ftz (MUFU.RSQ)"),
     "div_f32_latency_cycles": ("lat_div_f32", np.float32, 0.9, "IEEE float division"),
     "sqrt_f32_latency_cycles": ("lat_sqrt_f32", np.float32, 2.0, "IEEE sqrtf and an add"),
     "div_s32_latency_cycles": ("lat_div_s32", np.int32, 12345, "int division"),

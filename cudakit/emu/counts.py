@@ -149,7 +149,7 @@ def _reads_writes(ins) -> tuple[list[str], list[str]]:
     return reads, writes
 
 
-ALU, SHARED, GLOBAL, STORE, FLUSH = range(5)  # scoreboard kinds of instructions
+ALU, SHARED, GLOBAL, STORE, FLUSH, SPLIT = range(6)  # scoreboard kinds of instructions
 _FLUSH_EVENT = ((), (), FLUSH)
 
 
@@ -164,7 +164,11 @@ def _kind(ins) -> int:
         return SHARED
     if cls.startswith(("st.", "atom.")):
         return STORE
-    return FLUSH if cls == "barrier" else ALU
+    if cls == "barrier":
+        return FLUSH
+    # an expansion with a slow path (IEEE division, square root, reciprocal; 64-bit integer
+    # division) is a branch and a call in SASS: ptxas moves no load above it
+    return SPLIT if "branch" in sass_slots(ins.opcode, ins.operands) else ALU
 
 
 #: cycles from an instruction's issue until a dependent one may issue: 4 for the FP32 and
@@ -172,17 +176,21 @@ def _kind(ins) -> int:
 #: Microbenchmarking", 2018; the H100 measures 4.6 and 8.4 with a loop's overhead,
 #: ``fp32_latency_cycles`` and ``fp64_latency_cycles`` of ``benchmarks/microbench.py``); the
 #: SFU's 39: ``rsqrtf`` as nvcc builds it (MUFU.RSQ and its range fix-ups), measured on the
-#: H100 (``sfu_latency_cycles``); conversions and shuffles at the ALU's 4, a lower bound.
-#: Loads are not here: their waits are the memory periods.
+#: H100 (``sfu_latency_cycles``); its ``.ftz`` forms are the bare MUFU, 17 cycles
+#: (:data:`SFU_FTZ`, ``sfu_ftz_latency_cycles``); conversions and shuffles at the ALU's 4, a
+#: lower bound. Loads are not here: their waits are the memory periods.
 DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 39, "shfl": 4, "fp64": 8,
              "branch": 1, "misc": 1, "barrier": 1}
+SFU_FTZ = 17
 
 #: issue-to-result cycles of whole expansions (:data:`_EXPANDED`), measured on the H100 by
-#: ``benchmarks/microbench.py`` (``div_f32/sqrt_f32/div_s32_latency_cycles``: one thread, a
-#: dependent chain; the square root's chain has an add, 4 cycles, taken off). Expansions not
-#: here are the sum of their steps' :data:`DEPENDENT` latencies.
-EXPANSION_LATENCY = {("div", "f32"): 44, ("rcp", "f32"): 44, ("sqrt", "f32"): 44,
-                     ("div", "s32"): 144, ("rem", "s32"): 144}
+#: ``benchmarks/microbench.py`` (``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_latency_cycles``:
+#: one thread, a dependent chain; the square root's chain has an add, 4 cycles, taken off;
+#: a remainder is taken as its division). Expansions not here (64-bit integer division) are
+#: the sum of their steps' :data:`DEPENDENT` latencies.
+EXPANSION_LATENCY = {("div", "f32"): 44, ("rcp", "f32"): 64, ("sqrt", "f32"): 44,
+                     ("div", "s32"): 144, ("rem", "s32"): 144, ("div", "u32"): 135,
+                     ("rem", "u32"): 135}
 
 
 def _expansion(opcode: str) -> tuple[str, str] | None:
@@ -235,7 +243,9 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
                     if k not in ("free", "branch")))
                 t = max(start + n, done - DEPENDENT["fp32"] + 1)
             else:
-                done = start + DEPENDENT.get(instruction_class(ins.opcode, ins.operands), 0)
+                cls = instruction_class(ins.opcode, ins.operands)
+                ftz = cls == "sfu" and ".ftz" in ins.opcode
+                done = start + (SFU_FTZ if ftz else DEPENDENT.get(cls, 0))
                 t = start + 1
             for w in writes:
                 ready[w] = done
@@ -264,22 +274,26 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False):
 
 def hoisted(events: list) -> list:
     """Loads moved up in their basic block as far as their registers allow, as ptxas
-    schedules independent loads early so that their latencies overlap.
+    schedules independent loads early so that their latencies overlap; never above a store
+    or a barrier (memory order) or an expansion with a slow path (:data:`SPLIT`: in SASS a
+    branch and a call end the block). The SPLIT events come back as ALU ones.
 
     >>> [e[2] for e in hoisted([(["a"], ["b"], 0), (["x"], ["y"], 2), (["y"], [], 0)])]
     [2, 0, 0]
+    >>> [e[2] for e in hoisted([(["a"], ["b"], 5), (["x"], ["y"], 2)])]
+    [0, 2]
     """
     out: list = []
     for reads, writes, kind in events:
         pos = len(out)
-        if kind in (SHARED, GLOBAL):  # never above a store or a barrier (memory order)
+        if kind in (SHARED, GLOBAL):
             need, mine = set(reads), set(writes)
-            while pos and out[pos - 1][2] not in (STORE, FLUSH) and not (
+            while pos and out[pos - 1][2] not in (STORE, FLUSH, SPLIT) and not (
                     need & set(out[pos - 1][1]) or mine & set(out[pos - 1][0])
                     or mine & set(out[pos - 1][1])):
                 pos -= 1
         out.insert(pos, (reads, writes, kind))
-    return out
+    return [(r, w, ALU if k == SPLIT else k) for r, w, k in out]
 
 
 def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:

@@ -12,8 +12,11 @@ once; shared memory costs the wavefronts of its bank rule.
 Cache rules (each count from the sample, scaled by total / sampled blocks):
 
 1. **L1** (per SM, what shared memory leaves of it, split over the resident blocks): a block
-   re-reading a sector it already read hits in L1 when its load footprint fits its share;
-   when it does not, the fraction that fits hits. Stores and atomics go through to L2.
+   re-reading a sector hits in L1 when fewer sectors than its share holds were read by the
+   block since it read that one (a reuse distance in accesses, at least the LRU stack
+   distance: a sliding window, such as a loop over ``x[j]`` that finishes a line in 32 trips,
+   hits although the whole array does not fit); of the re-reads farther apart, the fraction
+   of its footprint that fits hits. Stores and atomics go through to L2.
 2. **DRAM reads, compulsory**: every distinct sector read is fetched once, per allocation
    at most the allocation's size (all blocks together cannot read more than the array).
 3. **DRAM reads, capacity**: when the kernel's whole footprint exceeds the L2, each wave
@@ -61,6 +64,30 @@ def distinct(values: np.ndarray) -> np.ndarray:
     if ordered.size:
         ordered = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
     return ordered
+
+
+def near_rereads(blocks: np.ndarray, sectors: np.ndarray, capacity: float) -> int:
+    """Re-reads of a sector by the same block with fewer than ``capacity`` other reads of
+    that block in between (so fewer distinct sectors: an LRU cache of ``capacity`` sectors
+    still holds it), the reads in trace order (the emulator runs a block's warps in step).
+
+    >>> blocks, sectors = np.array([0, 0, 0, 1, 0]), np.array([7, 8, 7, 7, 9])
+    >>> near_rereads(blocks, sectors, 1), near_rereads(blocks, sectors, 2)
+    (0, 1)
+    """
+    if blocks.size < 2:
+        return 0
+    order = np.argsort(blocks, kind="stable")
+    position = np.empty(blocks.size, np.int64)  # the read's index among its block's reads
+    sorted_blocks = blocks[order]
+    starts = np.r_[0, np.flatnonzero(sorted_blocks[1:] != sorted_blocks[:-1]) + 1]
+    counts = np.diff(np.r_[starts, blocks.size])
+    position[order] = np.arange(blocks.size) - np.repeat(starts, counts)
+    keys = pair_keys(blocks, sectors)
+    by_key = np.argsort(keys, kind="stable")  # each pair's reads stay in trace order
+    same = keys[by_key][1:] == keys[by_key][:-1]
+    gaps = position[by_key][1:] - position[by_key][:-1]
+    return int(np.count_nonzero(same & (gaps <= capacity)))
 
 
 def pair_keys(owner: np.ndarray, sector: np.ndarray) -> np.ndarray:
@@ -250,12 +277,16 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     runs = np.searchsorted(starts, ld_blocks, side="right") - 1
     per_run = float(distinct(pair_keys(runs, ld_sectors)).size)
     sampled = sample.sampled_blocks
-    # rule 1: L1 hits of a block's re-reads
+    # rule 1: L1 hits of a block's re-reads, near ones and the part of far ones that fits
     footprint_block = per_block / sampled * SECTOR
     rereads = max(t.global_load_sectors - per_block, 0.0)
     fits = 1.0 if footprint_block <= l1_bytes_per_block else l1_bytes_per_block / footprint_block
-    l2_read_sectors = t.global_load_sectors - rereads * fits
-    t.l1_hit_bytes = rereads * fits * SECTOR * scale
+    traced = ld_blocks.size - per_block  # the re-reads among the traced pairs
+    near = near_rereads(ld_blocks, ld_sectors, l1_bytes_per_block / SECTOR) / traced \
+        if traced > 0 and fits < 1.0 else 0.0
+    hits = rereads * (near + (1.0 - near) * fits)
+    l2_read_sectors = t.global_load_sectors - hits
+    t.l1_hit_bytes = hits * SECTOR * scale
     t.l2_read_bytes = l2_read_sectors * SECTOR * scale
     t.l2_write_bytes = t.global_store_sectors * SECTOR * scale
     # rules 2-5: DRAM

@@ -3,11 +3,15 @@ from each kernel's source (k FMAs per thread -> k x warps FP32 warp instructions
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 import numpy as np
 import pytest
 
 from cudakit import emu
-from cudakit.emu.counts import InstructionCounter, instruction_class
+from cudakit.emu.counts import (DEPENDENT, EXPANSION_LATENCY, SFU_FTZ, InstructionCounter,
+                                instruction_class)
 
 from .conftest import SOURCE
 
@@ -103,15 +107,33 @@ def test_an_integer_remainder_costs_what_ptxas_expands_it_into(module):
     assert c.classes["int"] + c.classes["imad"] >= 15 * 8
 
 
-def test_a_chain_of_ieee_divisions_waits_for_each_newton_step(module):
-    # div.rn.f32 is MUFU.RCP and 6 FFMA-class steps in SASS (and a check beside them), each
-    # step needing the previous one: 7 x 4 cycles before the next division may start
+def test_a_chain_of_ieee_divisions_waits_for_the_measured_latency(module):
+    # div.rn.f32 is MUFU.RCP and FFMA steps in SASS (and a check beside them), each step
+    # needing the previous one: the next division starts 44 cycles after the last (H100)
     k = 256
     a = emu.to_device(np.ones(32, np.float32))
     b = emu.mem_alloc(32 * 4)
     c = run(module, "div_chain", a, b, np.int32(k), grid=(1,), block=(32,))
+    latency = EXPANSION_LATENCY[("div", "f32")]
     assert c.classes["sfu"] == k and c.classes["fp32"] >= 6 * k
-    assert 28 * k <= c.cycles <= 28 * k + c.ops
+    assert latency * k <= c.cycles <= latency * k + c.ops
+
+
+def test_latencies_are_the_h100_measurements():
+    # the constants of cudakit.emu.counts are what benchmarks/microbench.py measured on the
+    # H100 (cudakit/predict/devices/h100.measured.json), rounded
+    measured = json.loads((resources.files("cudakit.predict") / "devices" /
+                           "h100.measured.json").read_text())
+    pairs = {"sfu_latency_cycles": DEPENDENT["sfu"], "sfu_ftz_latency_cycles": SFU_FTZ,
+             "div_f32_latency_cycles": EXPANSION_LATENCY[("div", "f32")],
+             "rcp_f32_latency_cycles": EXPANSION_LATENCY[("rcp", "f32")],
+             "sqrt_f32_latency_cycles": EXPANSION_LATENCY[("sqrt", "f32")] + 4,  # and an add
+             "div_s32_latency_cycles": EXPANSION_LATENCY[("div", "s32")],
+             "div_u32_latency_cycles": EXPANSION_LATENCY[("div", "u32")],
+             "fp64_latency_cycles": DEPENDENT["fp64"]}
+    for key, constant in pairs.items():
+        assert abs(measured[key] - constant) <= 1, key
+    assert 4 <= measured["fp32_latency_cycles"] <= 5  # 4 and a loop's overhead per 8
 
 
 def test_classes_of_opcodes():

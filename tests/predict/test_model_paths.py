@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cudakit.predict import load
-from cudakit.predict.model import Launch, hong_kim
+from cudakit.predict.model import (Launch, _deciding, _terms, dram_latency, estimate, hong_kim,
+                                   loaded)
 from cudakit.predict.traffic import Traffic
 
 D = load("H100")
@@ -46,3 +47,25 @@ def test_a_block_with_barriers_waits_and_then_works_as_a_whole():
     # a block of 2 warps: each warp on its own scheduler, its own path decides
     two, _ = hong_kim(launch(2, 100, 100, 1), D, 2)
     assert two == pytest.approx(mem + 100)
+
+
+def test_the_dram_latency_under_load_is_little_s_law_fixed_point():
+    # 64 warps on each SM, each with one 128-byte line from DRAM in flight per period: the
+    # bandwidth they draw is bytes in flight / latency, and the latency at that bandwidth is
+    # the measured curve's. The solution must satisfy both at once.
+    w = 64 * D.sm_count
+    traffic = Traffic(global_load_requests=w * 100, global_load_sectors=4 * w * 100,
+                      global_lines=w * 100, l2_read_bytes=128 * w * 100,
+                      dram_read_bytes=128 * w * 100)
+    x = Launch(classes={"fp32": 2 * w * 100}, issued=2 * w * 100, cycles=8 * w * 100,
+               warps=w, periods=w * 100, shared_periods=0, chain_periods=100,
+               chain_shared_periods=0, blocks=8 * D.sm_count, warps_per_block=8,
+               blocks_per_sm=8, traffic=traffic)
+    curve = D.figures["dram_loaded_latency"]
+    latency = dram_latency(x, D, 8, 1)
+    assert curve[1][0] <= latency <= max(curve[1])
+    _, work = _deciding(_terms(x, D, 8, 1, latency))
+    drawn = traffic.dram_read_bytes / work / 1e9
+    assert loaded(curve, drawn) == pytest.approx(latency, rel=1e-3)
+    # more latency than idle, so slower than with the idle chase's figure
+    assert estimate(x, D).seconds > _deciding(_terms(x, D, 8, 1))[1]
