@@ -10,8 +10,13 @@ import numpy as np
 import pytest
 
 from cudakit import emu
-from cudakit.emu.counts import (DEPENDENT, EXPANSION_LATENCY, SFU_FTZ, InstructionCounter,
-                                instruction_class)
+from cudakit.emu.counts import (
+    DEPENDENT,
+    EXPANSION_LATENCY,
+    SFU_FTZ,
+    InstructionCounter,
+    instruction_class,
+)
 
 from .conftest import SOURCE
 

@@ -7,8 +7,15 @@ from __future__ import annotations
 import pytest
 
 from cudakit.predict import load
-from cudakit.predict.model import (Launch, _deciding, _terms, dram_latency, estimate, hong_kim,
-                                   loaded)
+from cudakit.predict.model import (
+    Launch,
+    _deciding,
+    _terms,
+    dram_latency,
+    estimate,
+    hong_kim,
+    loaded,
+)
 from cudakit.predict.traffic import Traffic
 
 D = load("H100")
