@@ -220,17 +220,24 @@ __device__ void dependent(T v, int steps, T *out, long long *cycles) {
     long long c1 = clock64();
     out[0] = v; cycles[0] = c1 - c0;
 }
-#define LATENCY(name, T, Op) \
-    __global__ void name(T *o, long long *c, int n, T v) { dependent<T, Op>(v, n, o, c); }
-LATENCY(lat_div_f32, float, Div32)
-LATENCY(lat_sqrt_f32, float, Sqrt32)
-LATENCY(lat_sfu, float, Rsqrt32)
-LATENCY(lat_sfu_ftz, float, RsqrtFtz)
-LATENCY(lat_fp32, float, Chain32)
-LATENCY(lat_fp64, double, Chain64)
-LATENCY(lat_div_s32, int, DivS32)
-LATENCY(lat_div_u32, unsigned, DivU32)
-LATENCY(lat_rcp_f32, float, Rcp32)
+__global__ void lat_div_f32(float *o, long long *c, int n, float v) {
+    dependent<float, Div32>(v, n, o, c); }
+__global__ void lat_sqrt_f32(float *o, long long *c, int n, float v) {
+    dependent<float, Sqrt32>(v, n, o, c); }
+__global__ void lat_sfu(float *o, long long *c, int n, float v) {
+    dependent<float, Rsqrt32>(v, n, o, c); }
+__global__ void lat_sfu_ftz(float *o, long long *c, int n, float v) {
+    dependent<float, RsqrtFtz>(v, n, o, c); }
+__global__ void lat_fp32(float *o, long long *c, int n, float v) {
+    dependent<float, Chain32>(v, n, o, c); }
+__global__ void lat_fp64(double *o, long long *c, int n, double v) {
+    dependent<double, Chain64>(v, n, o, c); }
+__global__ void lat_div_s32(int *o, long long *c, int n, int v) {
+    dependent<int, DivS32>(v, n, o, c); }
+__global__ void lat_div_u32(unsigned *o, long long *c, int n, unsigned v) {
+    dependent<unsigned, DivU32>(v, n, o, c); }
+__global__ void lat_rcp_f32(float *o, long long *c, int n, float v) {
+    dependent<float, Rcp32>(v, n, o, c); }
 
 /* DRAM latency under load: each warp chases CHASES random 128-byte lines at once, its 32
    lanes reading the 32 words of a line (one request of 4 sectors); every word of a line
@@ -256,11 +263,10 @@ __device__ void chase_lines(const unsigned *next, unsigned lines, int steps, uns
     if (lane == 0) cycles[warp] = c1 - c0;
     if (s == 0xffffffffu) sink[0] = s;
 }
-#define CHASE(name, C) \
-    __global__ void name(const unsigned *n, unsigned l, int s, unsigned e, long long *c, \
-                         unsigned *k) { chase_lines<C>(n, l, s, e, c, k); }
-CHASE(chase_lines1, 1)
-CHASE(chase_lines4, 4)
+__global__ void chase_lines1(const unsigned *n, unsigned l, int s, unsigned e, long long *c,
+                             unsigned *k) { chase_lines<1>(n, l, s, e, c, k); }
+__global__ void chase_lines4(const unsigned *n, unsigned l, int s, unsigned e, long long *c,
+                             unsigned *k) { chase_lines<4>(n, l, s, e, c, k); }
 
 __global__ void atomic_same(unsigned *p, int iters) {
     for (int i = 0; i < iters; ++i) atomicAdd(p, 1u);
