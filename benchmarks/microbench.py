@@ -506,11 +506,15 @@ def loaded_latency(b: Bench) -> None:
         gbs.append(float(f"{total * chases * steps * 128 / ms / 1e6:.6g}"))
         cycles.append(float(f"{np.median(c) / steps:.6g}"))
         levels.append([warps, chases])
-    b.results["dram_loaded_latency"] = {"gbs": gbs, "cycles": cycles, "warps_chases": levels}
+    order = np.argsort(gbs, kind="stable")  # the model reads latency against bandwidth
+    b.results["dram_loaded_latency"] = {"gbs": [gbs[i] for i in order],
+                                        "cycles": [cycles[i] for i in order],
+                                        "warps_chases": [levels[i] for i in order]}
     b.methods["dram_loaded_latency"] = (
         "warps per SM x chases per warp of 128-byte lines (32 lanes, one line each step, "
         "ld.global.cg) in a random cycle over 1 GiB: bytes / event time (gbs) and the median "
-        "warp's clock64 cycles per step (cycles), from 1 warp per SM to 64 x 4")
+        "warp's clock64 cycles per step (cycles), from 1 warp per SM to 64 x 4; points in "
+        "order of bandwidth")
 
 
 THROUGHPUT = {  # kernel -> (iterations on the GPU, what one step is)

@@ -16,7 +16,7 @@ import pytest
 from benchmarks import microbench, model
 from cudakit import record
 from cudakit.predict import load
-from cudakit.predict.device import read_curves
+from cudakit.predict.device import read_curves, read_loaded_latency
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -204,7 +204,10 @@ def test_microbench_runs_on_the_emulator(tmp_path):
               "shfl", "global_atomic_same_address_per_s", "global_atomic_distinct_per_s",
               "shared_atomic_per_clk_per_sm", "launch_overhead_us", "kernel_min_us",
               "barrier_cycles", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs",
-              "d2h_pageable_gbs", "copy_latency_us", "pcie_duplex_gbs", "copy_issue_us"]
+              "d2h_pageable_gbs", "copy_latency_us", "pcie_duplex_gbs", "copy_issue_us",
+              "fp32_latency_cycles", "fp64_latency_cycles", "sfu_latency_cycles",
+              "sfu_ftz_latency_cycles", "div_f32_latency_cycles", "rcp_f32_latency_cycles",
+              "sqrt_f32_latency_cycles", "div_s32_latency_cycles", "div_u32_latency_cycles"]
     assert all(result[k] > 0 and k in result["methods"] for k in wanted), \
         [k for k in wanted if not (result.get(k) or 0) > 0]
     assert result["launch_issue_per_arg_us"] >= 0
@@ -212,6 +215,35 @@ def test_microbench_runs_on_the_emulator(tmp_path):
     assert set(curves) == {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d"}
     assert curves["h2d_pinned"][0][0] == 256 and curves["d2d"][0][-1] == 1 << 16
     assert result["sm_count"] == 1  # the emulated device
+    gbs, cycles = read_loaded_latency(result["dram_loaded_latency"], "device.json")
+    assert len(gbs) == len(result["dram_loaded_latency"]["warps_chases"]) == 9
+
+
+def test_microbench_measures_some_again_into_an_earlier_file(tmp_path):
+    device = "cudakit emulator of an sm_90 GPU"  # what cudakit.record's header names
+    env = {**os.environ, "CUDAKIT_BACKEND": "emu", "PYTHONPATH": str(ROOT)}
+
+    def again(path, *only):
+        return subprocess.run([sys.executable, "-m", "benchmarks.microbench", "--small",
+                               "--only", *only, "--into", str(path)], env=env, timeout=300,
+                              cwd=ROOT, capture_output=True, text=True)
+
+    earlier = tmp_path / "device.json"
+    earlier.write_text(json.dumps({"header": {"device": device}, "sm_count": 1,
+                                   "fp32_fma": 9.0, "methods": {"fp32_fma": "by hand"}}))
+    assert again(earlier, "dependent_latencies").returncode == 0
+    merged = json.loads(earlier.read_text())
+    assert merged["fp32_fma"] == 9.0 and merged["methods"]["fp32_fma"] == "by hand"
+    assert merged["fp32_latency_cycles"] > 0 and "clock64" in merged["methods"][
+        "fp32_latency_cycles"]
+    assert "fp32_latency_cycles" in merged["header"]["updated"][0]["keys"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"header": {"device": "NVIDIA A100"}, "methods": {}}))
+    refused = again(other, "dependent_latencies")
+    assert refused.returncode and "is of NVIDIA A100" in refused.stderr
+    assert "fp32_latency_cycles" not in json.loads(other.read_text())
+    bad = again(earlier, "no_such_benchmark")
+    assert bad.returncode and "no benchmark no_such_benchmark" in bad.stderr
 
 
 class StandIn:
