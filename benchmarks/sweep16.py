@@ -231,6 +231,22 @@ def transpose():
     RESULTS["transpose"] = rows
 
 
+# sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS)
+ASYNC_CONFIGS = [(256, 128, 8, 16, 3, 0, 1), (256, 128, 8, 16, 4, 0, 1), (128, 128, 8, 16, 4, 0, 2),
+                 (128, 128, 16, 16, 2, 4, 2), (64, 128, 8, 16, 4, 0, 4)]
+
+
+def async_name(cfg) -> str:
+    bm, bn, bk, tm, stages, pad, mb = cfg
+    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad}"
+
+
+def async_source(cfg) -> str:
+    bm, bn, bk, tm, stages, pad, mb = cfg
+    return variant((HERE / "sgemm_async.cu").read_text(), BM=bm, BN=bn, BK=bk, TM=tm, STAGES=stages,
+                   A_PAD=pad, MIN_BLOCKS=mb)
+
+
 @section
 def matmul():
     import cupy as cp
@@ -250,6 +266,12 @@ def matmul():
             RESULTS.setdefault("sgemm_build", {})[str(cfg)] = info
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
+    for cfg in ASYNC_CONFIGS:
+        try:
+            ks[cfg], info = build(async_source(cfg), ["sgemm_async"])
+            RESULTS.setdefault("sgemm_build", {})[async_name(cfg)] = info
+        except Exception as exc:
+            print("build failed", cfg, str(exc)[:500])
     lab = build_kernels("12_matmul.ipynb", ["matmul_dbuf"])
     rng = np.random.default_rng(12)
     rows = []
@@ -265,15 +287,20 @@ def matmul():
                 "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
                                                           (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
         for cfg, k in ks.items():
-            bm, bn, bk, mb, tm, pad = cfg
+            if len(cfg) == 7:
+                bm, bn, bk, tm, _, _, _ = cfg
+                name, label = "sgemm_async", async_name(cfg)
+            else:
+                bm, bn, bk, mb, tm, pad = cfg
+                name, label = "sgemm", f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} pad{pad}"
             for split in ((1,) if m >= 2048 else (1, 2, 3, 4, 5, 6)):
                 grid = ((n + bn - 1) // bn, (m + bm - 1) // bm, split)
 
-                def run(k=k, grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
+                def run(k=k[name], grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
                     if split > 1:
                         dc.fill(0)
-                    k["sgemm"](grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
-                runs[f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} pad{pad} split{split}"] = run
+                    k(grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
+                runs[f"{label} split{split}"] = run
         for name, fn in runs.items():
             dc.fill(np.nan)
             fn()

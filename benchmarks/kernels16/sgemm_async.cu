@@ -22,6 +22,11 @@
 #define B_VECS (BK * BN / 4 / THREADS)
 
 static_assert(BM * BK / 4 % THREADS == 0 && BK * BN / 4 % THREADS == 0, "tiles split evenly");
+// row and column of element t + l * THREADS of a tile W elements wide (W divides THREADS or
+// THREADS divides W), written so that only t is a variable
+#define ROW(l, W) (THREADS % (W) == 0 ? t / (W) + (l) * (THREADS / (W)) : (l) * THREADS / (W))
+#define COL(l, W) (THREADS % (W) == 0 ? t % (W) : t + (l) * THREADS % (W))
+
 static_assert(BK % 4 == 0 && AK % 4 == 0 && TX % 8 == 0 && STAGES >= 2, "tile shape");
 
 __device__ __forceinline__ void copy16(float *dst, const float *src)
@@ -44,7 +49,7 @@ __device__ __forceinline__ void load_tile(float *as, float *bs, const float *A, 
     if (vec) {
 #pragma unroll
         for (int l = 0; l < A_VECS; l++) {
-            int e = t + l * THREADS, am = e / (BK / 4), ak = e % (BK / 4) * 4;
+            int am = ROW(l, BK / 4), ak = COL(l, BK / 4) * 4;
             int r = row0 + am, k = k0 + ak;
             float *d = &as[am * AK + ak];
             if (r < M && k < kend) copy16(d, &A[(size_t)r * K + k]);
@@ -52,7 +57,7 @@ __device__ __forceinline__ void load_tile(float *as, float *bs, const float *A, 
         }
 #pragma unroll
         for (int l = 0; l < B_VECS; l++) {
-            int e = t + l * THREADS, bk = e / (BN / 4), bn = e % (BN / 4) * 4;
+            int bk = ROW(l, BN / 4), bn = COL(l, BN / 4) * 4;
             int k = k0 + bk, c = col0 + bn;
             float *d = &bs[bk * BN + bn];
             if (k < kend && c < N) copy16(d, &B[(size_t)k * N + c]);
@@ -62,7 +67,7 @@ __device__ __forceinline__ void load_tile(float *as, float *bs, const float *A, 
     }
 #pragma unroll
     for (int l = 0; l < 4 * A_VECS; l++) {
-        int e = t + l * THREADS, am = e / BK, ak = e % BK;
+        int am = ROW(l, BK), ak = COL(l, BK);
         int r = row0 + am, k = k0 + ak;
         float *d = &as[am * AK + ak];
         if (r < M && k < kend) copy4(d, &A[(size_t)r * K + k]);
@@ -70,7 +75,7 @@ __device__ __forceinline__ void load_tile(float *as, float *bs, const float *A, 
     }
 #pragma unroll
     for (int l = 0; l < 4 * B_VECS; l++) {
-        int e = t + l * THREADS, bk = e / BN, bn = e % BN;
+        int bk = ROW(l, BN), bn = COL(l, BN);
         int k = k0 + bk, c = col0 + bn;
         float *d = &bs[bk * BN + bn];
         if (k < kend && c < N) copy4(d, &B[(size_t)k * N + c]);
