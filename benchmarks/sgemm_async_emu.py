@@ -4,8 +4,9 @@ The sweep (``python -m benchmarks.sweep16 --only matmul``) needs CuPy and a GPU;
 same variants (``ASYNC_CONFIGS``) through ``cudakit.load`` on this machine's engine and checks
 each result against float64 NumPy: both copy paths (16-byte copies when K and N are multiples
 of 4, 4-byte copies otherwise), partial tiles in M, N and K, fewer K steps than stages, and
-split-K; and memcheck and racecheck on one launch of each copy path. The emulator performs each ``cp.async`` at once, so it checks the indexing, the zero
-fill and the ring of buffers, not the waiting (a missing wait would pass here)::
+split-K; and memcheck and racecheck on one launch of each copy path. The emulator performs
+each ``cp.async`` at once, so it checks the indexing, the zero fill and the ring of buffers
+(racecheck flags a missing ``__syncthreads``), not the waiting (a missing wait passes here)::
 
     CUDAKIT_BACKEND=emu python -m benchmarks.sgemm_async_emu
 """
@@ -78,7 +79,8 @@ def main() -> None:
         for m, n, k in ((37, 33, 29), (40, 36, 20)):
             found = sanitized(kernel, cfg, m, n, k)
             bad += bool(found)
-            print(f"{async_name(cfg)} {m}x{n}x{k} memcheck, racecheck: {found or 'clean'}", flush=True)
+            print(f"{async_name(cfg)} {m}x{n}x{k} memcheck, racecheck: {found or 'clean'}",
+                  flush=True)
     print("all correct" if not bad else f"{bad} WRONG")
     raise SystemExit(1 if bad else 0)
 
