@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -53,7 +54,36 @@ def build(source: str, names, options=()):
         regs = re.findall(r"Used (\d+) registers", done.stderr)
         spills = re.findall(r"(\d+) bytes spill stores", done.stderr)
         module = cp.RawModule(path=str(cubin))
-        return {n: module.get_function(n) for n in names}, {"regs": regs, "spills": spills}
+        return {n: module.get_function(n) for n in names}, {"regs": regs, "spills": spills,
+                                                            "loops": loop_mix(cubin)}
+
+
+def loop_mix(cubin: Path) -> list:
+    """[instructions, FFMA] of each SASS loop (a branch back) that holds an FFMA.
+
+    By cuobjdump (branch targets as addresses) or nvdisasm (as labels); [] without either."""
+    tool = shutil.which("cuobjdump") or shutil.which("nvdisasm")
+    if not tool:
+        return []
+    args = [tool, "-sass", str(cubin)] if tool.endswith("cuobjdump") else [tool, str(cubin)]
+    sass = subprocess.run(args, capture_output=True, text=True).stdout
+    code, labels, pending = [], {}, []
+    for line in sass.splitlines():
+        if m := re.match(r"\s*(\.L_x_\d+):", line):
+            pending.append(m.group(1))
+        elif m := re.search(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][^;]*);", line):
+            code.append((int(m.group(1), 16), m.group(2)))
+            labels.update((name, code[-1][0]) for name in pending)
+            pending = []
+    out = []
+    for addr, op in code:
+        back = re.match(r"BRA\s+(?:`\((\.L_x_\d+)\)|(0x[0-9a-f]+))", op)
+        start = back and (labels.get(back.group(1)) if back.group(1) else int(back.group(2), 16))
+        if start is not None and start is not False and start < addr:
+            body = [o.split()[0] for a, o in code if start <= a <= addr]
+            if "FFMA" in body:
+                out.append([len(body), body.count("FFMA")])
+    return out
 
 
 _WAIT = None
@@ -264,12 +294,14 @@ def matmul():
             ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb, TM=tm, A_PAD=pad),
                                   ["sgemm"])
             RESULTS.setdefault("sgemm_build", {})[str(cfg)] = info
+            print("sgemm", cfg, info, flush=True)
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
     for cfg in ASYNC_CONFIGS:
         try:
             ks[cfg], info = build(async_source(cfg), ["sgemm_async"])
             RESULTS.setdefault("sgemm_build", {})[async_name(cfg)] = info
+            print(async_name(cfg), info, flush=True)
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
     lab = build_kernels("12_matmul.ipynb", ["matmul_dbuf"])
