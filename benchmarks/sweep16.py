@@ -261,20 +261,20 @@ def transpose():
     RESULTS["transpose"] = rows
 
 
-# sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS)
-ASYNC_CONFIGS = [(256, 128, 8, 16, 3, 0, 1), (256, 128, 8, 16, 4, 0, 1), (128, 128, 8, 16, 4, 0, 2),
-                 (128, 128, 16, 16, 2, 4, 2), (64, 128, 8, 16, 4, 0, 4)]
+# sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS, SYNC_MID)
+ASYNC_CONFIGS = [(256, 128, 8, 16, 3, 0, 1, 0), (256, 128, 8, 16, 3, 0, 1, 1), (256, 128, 8, 16, 4, 0, 1, 1),
+                 (128, 128, 8, 16, 4, 0, 2, 1), (128, 128, 16, 16, 2, 4, 2, 0), (64, 128, 8, 16, 4, 0, 4, 1)]
 
 
 def async_name(cfg) -> str:
-    bm, bn, bk, tm, stages, pad, mb = cfg
-    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad}"
+    bm, bn, bk, tm, stages, pad, mb, mid = cfg
+    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad} mid{mid}"
 
 
 def async_source(cfg) -> str:
-    bm, bn, bk, tm, stages, pad, mb = cfg
+    bm, bn, bk, tm, stages, pad, mb, mid = cfg
     return variant((HERE / "sgemm_async.cu").read_text(), BM=bm, BN=bn, BK=bk, TM=tm, STAGES=stages,
-                   A_PAD=pad, MIN_BLOCKS=mb)
+                   A_PAD=pad, MIN_BLOCKS=mb, SYNC_MID=mid)
 
 
 @section
@@ -319,8 +319,8 @@ def matmul():
                 "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
                                                           (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
         for cfg, k in ks.items():
-            if len(cfg) == 7:
-                bm, bn, bk, tm, _, _, _ = cfg
+            if len(cfg) == 8:
+                bm, bn, bk, tm = cfg[:4]
                 name, label = "sgemm_async", async_name(cfg)
             else:
                 bm, bn, bk, mb, tm, pad = cfg

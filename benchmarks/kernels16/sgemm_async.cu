@@ -6,7 +6,9 @@
 // banks. A thread takes 4 k at a time: one float4 of A per row, two float4 of B per k.
 // Rows whose starts are not 16-byte aligned (K or N not a multiple of 4) take 4-byte copies;
 // elements outside the matrices are written as zeros by ordinary stores. Split-K over
-// gridDim.z as in sgemm (atomicAdd into a zeroed C when split).
+// gridDim.z as in sgemm (atomicAdd into a zeroed C when split). SYNC_MID 1 moves the
+// barrier to the middle of a step, so that a step's first shared loads overlap the FMAs of
+// the step before (needs STAGES >= 3); SYNC_MID 0 keeps it at the start of each step.
 #define BM 256
 #define BN 128
 #define BK 8
@@ -14,6 +16,7 @@
 #define STAGES 3
 #define A_PAD 0
 #define MIN_BLOCKS 1
+#define SYNC_MID 1
 #define TX (BN / 8)
 #define TY (BM / TM)
 #define THREADS (TX * TY)
@@ -28,6 +31,7 @@ static_assert(BM * BK / 4 % THREADS == 0 && BK * BN / 4 % THREADS == 0, "tiles s
 #define COL(l, W) (THREADS % (W) == 0 ? t % (W) : t + (l) * THREADS % (W))
 
 static_assert(BK % 4 == 0 && AK % 4 == 0 && TX % 8 == 0 && STAGES >= 2, "tile shape");
+static_assert(!SYNC_MID || (STAGES >= 3 && BK % 8 == 0), "a barrier mid-step needs 3 buffers");
 
 __device__ __forceinline__ void copy16(float *dst, const float *src)
 {
@@ -83,6 +87,47 @@ __device__ __forceinline__ void load_tile(float *as, float *bs, const float *A, 
     }
 }
 
+// B at k .. k + 3 of one step: two float4 per k
+__device__ __forceinline__ void load_b(float (&bv)[4][8], const float *bs, int tx, int k)
+{
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        float4 b0 = *(const float4 *)&bs[(k + q) * BN + tx * 4];
+        float4 b1 = *(const float4 *)&bs[(k + q) * BN + BN / 2 + tx * 4];
+        bv[q][0] = b0.x; bv[q][1] = b0.y; bv[q][2] = b0.z; bv[q][3] = b0.w;
+        bv[q][4] = b1.x; bv[q][5] = b1.y; bv[q][6] = b1.z; bv[q][7] = b1.w;
+    }
+}
+
+// FMAs of k .. k + 3 with B in bv: one float4 of A (4 k of one row) per row; row 0 given
+__device__ __forceinline__ void fma_rows(float (&acc)[TM][8], const float (&bv)[4][8],
+                                         const float *as, int ty, int k, float4 a)
+{
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        if (i > 0) a = *(const float4 *)&as[(i * TY + ty) * AK + k];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            acc[i][j] += a.x * bv[0][j];
+            acc[i][j] += a.y * bv[1][j];
+            acc[i][j] += a.z * bv[2][j];
+            acc[i][j] += a.w * bv[3][j];
+        }
+    }
+}
+
+// k = k0 .. k1 - 1 of one step (multiples of 4)
+__device__ __forceinline__ void steps(float (&acc)[TM][8], const float *as, const float *bs,
+                                      int tx, int ty, int k0, int k1)
+{
+#pragma unroll
+    for (int k = k0; k < k1; k += 4) {
+        float bv[4][8];
+        load_b(bv, bs, tx, k);
+        fma_rows(acc, bv, as, ty, k, *(const float4 *)&as[ty * AK + k]);
+    }
+}
+
 // the whole kernel for one kind of copy (vec: 16-byte copies), so that each kind gets its own
 // loop and registers
 __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *__restrict__ B,
@@ -97,13 +142,45 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
     int chunk = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;
     int kbeg = blockIdx.z * chunk, kend = min(K, kbeg + chunk);
     int tiles = (kend - kbeg + BK - 1) / BK;
+    float acc[TM][8] = {};
+    int rd = 0, wr = STAGES - 1;
+#if SYNC_MID
+    // the barrier sits in the middle of a step, and a loop pass holds the second half of one
+    // step and the first half of the next, so that the next step's shared loads can start
+    // under this step's FMAs; one step past the end (k >= kend) is zeros and adds nothing
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s <= tiles) load_tile(As[s], Bs[s], A, B, M, N, K, row0, col0, kbeg + s * BK, kend, t, vec);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
+    __syncthreads();
+    steps(acc, As[0], Bs[0], tx, ty, 0, BK / 2);
+    for (int tile = 0; tile < tiles; tile++) {
+        // the second half's first B and A in registers before the barrier: FMAs to issue after it
+        float bv[4][8];
+        load_b(bv, Bs[rd], tx, BK / 2);
+        float4 a = *(const float4 *)&As[rd][ty * AK + BK / 2];
+        // step tile + 1 is complete and visible; every thread is done with step tile - 1's buffer
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 3) : "memory");
+        __syncthreads();
+        if (tile + STAGES - 1 <= tiles)
+            load_tile(As[wr], Bs[wr], A, B, M, N, K, row0, col0, kbeg + (tile + STAGES - 1) * BK,
+                      kend, t, vec);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        int next = rd + 1 == STAGES ? 0 : rd + 1;
+        fma_rows(acc, bv, As[rd], ty, BK / 2, a);
+        steps(acc, As[rd], Bs[rd], tx, ty, BK / 2 + 4, BK);
+        steps(acc, As[next], Bs[next], tx, ty, 0, BK / 2);
+        rd = next;
+        wr = wr + 1 == STAGES ? 0 : wr + 1;
+    }
+#else
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < tiles) load_tile(As[s], Bs[s], A, B, M, N, K, row0, col0, kbeg + s * BK, kend, t, vec);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    float acc[TM][8] = {};
-    int rd = 0, wr = STAGES - 1;
     for (int tile = 0; tile < tiles; tile++) {
         // this step's group is complete (at most STAGES - 2 younger ones pending), and every
         // thread is done with the buffer that the next copies overwrite (read one step ago)
@@ -113,32 +190,11 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
             load_tile(As[wr], Bs[wr], A, B, M, N, K, row0, col0, kbeg + (tile + STAGES - 1) * BK,
                       kend, t, vec);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
-        const float *as = As[rd], *bs = Bs[rd];
-#pragma unroll
-        for (int k = 0; k < BK; k += 4) {
-            float bv[4][8];
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                float4 b0 = *(const float4 *)&bs[(k + q) * BN + tx * 4];
-                float4 b1 = *(const float4 *)&bs[(k + q) * BN + BN / 2 + tx * 4];
-                bv[q][0] = b0.x; bv[q][1] = b0.y; bv[q][2] = b0.z; bv[q][3] = b0.w;
-                bv[q][4] = b1.x; bv[q][5] = b1.y; bv[q][6] = b1.z; bv[q][7] = b1.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; i++) {
-                float4 a = *(const float4 *)&as[(i * TY + ty) * AK + k];
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    acc[i][j] += a.x * bv[0][j];
-                    acc[i][j] += a.y * bv[1][j];
-                    acc[i][j] += a.z * bv[2][j];
-                    acc[i][j] += a.w * bv[3][j];
-                }
-            }
-        }
+        steps(acc, As[rd], Bs[rd], tx, ty, 0, BK);
         rd = rd + 1 == STAGES ? 0 : rd + 1;
         wr = wr + 1 == STAGES ? 0 : wr + 1;
     }
+#endif
 #pragma unroll
     for (int i = 0; i < TM; i++) {
         int row = row0 + i * TY + ty;
