@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -53,7 +54,36 @@ def build(source: str, names, options=()):
         regs = re.findall(r"Used (\d+) registers", done.stderr)
         spills = re.findall(r"(\d+) bytes spill stores", done.stderr)
         module = cp.RawModule(path=str(cubin))
-        return {n: module.get_function(n) for n in names}, {"regs": regs, "spills": spills}
+        return {n: module.get_function(n) for n in names}, {"regs": regs, "spills": spills,
+                                                            "loops": loop_mix(cubin)}
+
+
+def loop_mix(cubin: Path) -> list:
+    """[instructions, FFMA] of each SASS loop (a branch back) that holds an FFMA.
+
+    By cuobjdump (branch targets as addresses) or nvdisasm (as labels); [] without either."""
+    tool = shutil.which("cuobjdump") or shutil.which("nvdisasm")
+    if not tool:
+        return []
+    args = [tool, "-sass", str(cubin)] if tool.endswith("cuobjdump") else [tool, str(cubin)]
+    sass = subprocess.run(args, capture_output=True, text=True).stdout
+    code, labels, pending = [], {}, []
+    for line in sass.splitlines():
+        if m := re.match(r"\s*(\.L_x_\d+):", line):
+            pending.append(m.group(1))
+        elif m := re.search(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][^;]*);", line):
+            code.append((int(m.group(1), 16), m.group(2)))
+            labels.update((name, code[-1][0]) for name in pending)
+            pending = []
+    out = []
+    for addr, op in code:
+        back = re.match(r"BRA\s+(?:`\((\.L_x_\d+)\)|(0x[0-9a-f]+))", op)
+        start = back and (labels.get(back.group(1)) if back.group(1) else int(back.group(2), 16))
+        if start is not None and start is not False and start < addr:
+            body = [o.split()[0] for a, o in code if start <= a <= addr]
+            if "FFMA" in body:
+                out.append([len(body), body.count("FFMA")])
+    return out
 
 
 _WAIT = None
@@ -231,6 +261,22 @@ def transpose():
     RESULTS["transpose"] = rows
 
 
+# sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS, SYNC_MID)
+ASYNC_CONFIGS = [(256, 128, 8, 16, 3, 0, 1, 0), (256, 128, 8, 16, 3, 0, 1, 1), (256, 128, 8, 16, 4, 0, 1, 1),
+                 (128, 128, 8, 16, 4, 0, 2, 1), (128, 128, 16, 16, 2, 4, 2, 0), (64, 128, 8, 16, 4, 0, 4, 1)]
+
+
+def async_name(cfg) -> str:
+    bm, bn, bk, tm, stages, pad, mb, mid = cfg
+    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad} mid{mid}"
+
+
+def async_source(cfg) -> str:
+    bm, bn, bk, tm, stages, pad, mb, mid = cfg
+    return variant((HERE / "sgemm_async.cu").read_text(), BM=bm, BN=bn, BK=bk, TM=tm, STAGES=stages,
+                   A_PAD=pad, MIN_BLOCKS=mb, SYNC_MID=mid)
+
+
 @section
 def matmul():
     import cupy as cp
@@ -248,6 +294,14 @@ def matmul():
             ks[cfg], info = build(variant(src, BM=bm, BN=bn, BK=bk, MIN_BLOCKS=mb, TM=tm, A_PAD=pad),
                                   ["sgemm"])
             RESULTS.setdefault("sgemm_build", {})[str(cfg)] = info
+            print("sgemm", cfg, info, flush=True)
+        except Exception as exc:
+            print("build failed", cfg, str(exc)[:500])
+    for cfg in ASYNC_CONFIGS:
+        try:
+            ks[cfg], info = build(async_source(cfg), ["sgemm_async"])
+            RESULTS.setdefault("sgemm_build", {})[async_name(cfg)] = info
+            print(async_name(cfg), info, flush=True)
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
     lab = build_kernels("12_matmul.ipynb", ["matmul_dbuf"])
@@ -265,15 +319,20 @@ def matmul():
                 "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
                                                           (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
         for cfg, k in ks.items():
-            bm, bn, bk, mb, tm, pad = cfg
+            if len(cfg) == 8:
+                bm, bn, bk, tm = cfg[:4]
+                name, label = "sgemm_async", async_name(cfg)
+            else:
+                bm, bn, bk, mb, tm, pad = cfg
+                name, label = "sgemm", f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} pad{pad}"
             for split in ((1,) if m >= 2048 else (1, 2, 3, 4, 5, 6)):
                 grid = ((n + bn - 1) // bn, (m + bm - 1) // bm, split)
 
-                def run(k=k, grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
+                def run(k=k[name], grid=grid, split=split, threads=(bm // tm) * (bn // 8)):
                     if split > 1:
                         dc.fill(0)
-                    k["sgemm"](grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
-                runs[f"sgemm {bm}x{bn}x{bk} tm{tm} mb{mb} pad{pad} split{split}"] = run
+                    k(grid, (threads,), (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))
+                runs[f"{label} split{split}"] = run
         for name, fn in runs.items():
             dc.fill(np.nan)
             fn()
