@@ -262,19 +262,21 @@ def transpose():
 
 
 # sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS, SYNC_MID)
-ASYNC_CONFIGS = [(256, 128, 8, 16, 3, 0, 1, 0), (256, 128, 8, 16, 3, 0, 1, 1), (256, 128, 8, 16, 4, 0, 1, 1),
-                 (128, 128, 8, 16, 4, 0, 2, 1), (128, 128, 16, 16, 2, 4, 2, 0), (64, 128, 8, 16, 4, 0, 4, 1)]
+ASYNC_CONFIGS = [(256, 128, 8, 16, 4, 0, 1, 1, 0), (128, 128, 8, 16, 4, 0, 2, 1, 0),
+                 (128, 128, 8, 16, 4, 0, 2, 1, 8), (128, 128, 8, 16, 3, 0, 2, 1, 8),
+                 (128, 128, 8, 16, 5, 0, 2, 1, 8), (128, 128, 16, 16, 3, 0, 2, 1, 8),
+                 (256, 128, 8, 16, 4, 0, 1, 1, 8), (64, 128, 8, 16, 4, 0, 4, 1, 8)]
 
 
 def async_name(cfg) -> str:
-    bm, bn, bk, tm, stages, pad, mb, mid = cfg
-    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad} mid{mid}"
+    bm, bn, bk, tm, stages, pad, mb, mid, group = cfg
+    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad} mid{mid} g{group}"
 
 
 def async_source(cfg) -> str:
-    bm, bn, bk, tm, stages, pad, mb, mid = cfg
+    bm, bn, bk, tm, stages, pad, mb, mid, group = cfg
     return variant((HERE / "sgemm_async.cu").read_text(), BM=bm, BN=bn, BK=bk, TM=tm, STAGES=stages,
-                   A_PAD=pad, MIN_BLOCKS=mb, SYNC_MID=mid)
+                   A_PAD=pad, MIN_BLOCKS=mb, SYNC_MID=mid, GROUP=group)
 
 
 @section
@@ -319,7 +321,7 @@ def matmul():
                 "matmul_dbuf": lambda: lab["matmul_dbuf"](((n + 127) // 128, (m + 127) // 128), (256,),
                                                           (da, db, dc, np.int32(m), np.int32(n), np.int32(kk)))}
         for cfg, k in ks.items():
-            if len(cfg) == 8:
+            if len(cfg) == len(ASYNC_CONFIGS[0]):
                 bm, bn, bk, tm = cfg[:4]
                 name, label = "sgemm_async", async_name(cfg)
             else:

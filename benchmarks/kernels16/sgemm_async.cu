@@ -17,6 +17,7 @@
 #define A_PAD 0
 #define MIN_BLOCKS 1
 #define SYNC_MID 1
+#define GROUP 0  /* > 0: blocks run in groups of GROUP tile rows, column by column (L2 reuse) */
 #define TX (BN / 8)
 #define TY (BM / TM)
 #define THREADS (TX * TY)
@@ -138,7 +139,14 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
     int t = threadIdx.x, lane = t % 32, warp = t / 32;
     int tx = (warp % (TX / 8)) * 8 + lane % 8;
     int ty = (warp / (TX / 8)) * 4 + lane / 8;
-    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    int bx = blockIdx.x, by = blockIdx.y;
+    if (GROUP > 0) {  // consecutive blocks share their B columns and A rows within a group
+        int id = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP * gridDim.x;
+        int first = id / per_group * GROUP, rows = min((int)gridDim.y - first, GROUP);
+        by = first + id % per_group % rows;
+        bx = id % per_group / rows;
+    }
+    int row0 = by * BM, col0 = bx * BN;
     int chunk = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;
     int kbeg = blockIdx.z * chunk, kend = min(K, kbeg + chunk);
     int tiles = (kend - kbeg + BK - 1) / BK;
