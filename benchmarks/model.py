@@ -158,39 +158,77 @@ def replay(region: Region, replayer: Replay) -> None:
         region.note = f"{result.streams} streams: overlap by engine (SMs, copy engines)"
 
 
-def sequences(regions: list[Region]) -> list[dict]:
-    """For each notebook cell with two or more predicted regions: is the order the same?
+#: the sequences issue 19 names, each: a name, its lab, the cells its regions come from and
+#: which of those regions (a test on the kernels' names); within them, the regions that
+#: work on the same data (the same largest buffer) are one sequence
+NAMED = (
+    ("reduce0 ... reduce7", "10_reduction", (6, 9, 12, 16, 19, 22, 27, 30), "reduce"),
+    ("the transpose variants", "11_transpose", (6, 9, 12, 15, 20, 21, 28), ""),
+    ("the matmul steps", "12_matmul", (7, 10, 15, 19, 22, 27, 28), ""),
+    ("the stencil variants", "21_stencil", (17, 22, 26), ""),
+    ("the stream counts", "08_streams", (15, 16), "memcpy htod, work"),
+)
+
+
+def largest_buffer(region: Region) -> int:
+    """The size of the largest buffer a region's operations use (its problem size)."""
+    sizes = [arg["size"] for op in region.ops for arg in op.get("args", ()) if "alloc" in arg]
+    sizes += [op["bytes"] for op in region.ops if op["op"] == "memcpy"]
+    return max(sizes, default=0)
+
+
+def in_order(label: str, cell, rs: list[Region]) -> dict:
+    """Is the predicted order of ``rs`` the measured one?
 
     Two regions whose measured times differ by no more than the larger of their own spreads
     (median less the fastest run recorded) are a tie: the measurement does not order them, so
     the pair is left out. Every other pair must come out in the measured order, strictly.
     """
+    measured = [r.measured_ms for r in rs]
+    predicted = [r.predicted for r in rs]
+    pairs = [(i, j) for i in range(len(rs)) for j in range(i + 1, len(rs))
+             if abs(measured[i] - measured[j]) > max(rs[i].spread_ms, rs[j].spread_ms)]
+    agree = sum((measured[i] - measured[j]) * (predicted[i] - predicted[j]) > 0
+                for i, j in pairs)
+    return {"lab": label, "cell": cell, "regions": len(rs), "pairs": len(pairs),
+            "ties": len(rs) * (len(rs) - 1) // 2 - len(pairs), "same_order": agree == len(pairs),
+            "pairs_in_order": agree / len(pairs) if pairs else 1.0}
+
+
+def named_sequences(regions: list[Region]) -> list[dict]:
+    """The sequences of :data:`NAMED`: per name, per problem size, the order (:func:`in_order`).
+
+    >>> named_sequences([])
+    []
+    """
+    result = []
+    for name, lab, cells, kernels in NAMED:
+        groups: dict[int, list[Region]] = {}
+        for r in regions:
+            if r.label == lab and r.cell in cells and r.predicted is not None \
+                    and r.kernels().startswith(kernels):
+                groups.setdefault(largest_buffer(r), []).append(r)
+        for size, rs in groups.items():
+            if len(rs) >= 2:
+                result.append({"name": name, "bytes": size,
+                               "kernels": [r.kernels() for r in rs],
+                               **in_order(lab, sorted({r.cell for r in rs}), rs)})
+    return result
+
+
+def sequences(regions: list[Region]) -> list[dict]:
+    """For each notebook cell with two or more predicted regions: is the order the same
+    (:func:`in_order`)?"""
     cells: dict[tuple, list[Region]] = {}
     for r in regions:
         if r.predicted is not None and r.cell is not None:
             cells.setdefault((r.label, r.cell), []).append(r)
-    result = []
-    for (label, cell), rs in cells.items():
-        if len(rs) < 2:
-            continue
-        measured = [r.measured_ms for r in rs]
-        predicted = [r.predicted for r in rs]
-        pairs = [(i, j) for i in range(len(rs)) for j in range(i + 1, len(rs))
-                 if abs(measured[i] - measured[j]) > max(rs[i].spread_ms, rs[j].spread_ms)]
-        agree = sum((measured[i] - measured[j]) * (predicted[i] - predicted[j]) > 0
-                    for i, j in pairs)
-        result.append({
-            "lab": label, "cell": cell, "regions": len(rs), "pairs": len(pairs),
-            "ties": len(rs) * (len(rs) - 1) // 2 - len(pairs),
-            "same_order": agree == len(pairs),
-            "pairs_in_order": agree / len(pairs) if pairs else 1.0,
-        })
-    return result
+    return [in_order(label, cell, rs) for (label, cell), rs in cells.items() if len(rs) >= 2]
 
 
 def summary(regions: list[Region], skipped: dict[str, int]) -> dict:
     errors = [abs(r.error) for r in regions if r.error is not None]
-    seqs = sequences(regions)
+    seqs, named = sequences(regions), named_sequences(regions)
     return {
         "regions": len(regions),
         "predicted": len(errors),
@@ -199,6 +237,8 @@ def summary(regions: list[Region], skipped: dict[str, int]) -> dict:
         "share_within_30pct": sum(e <= 30 for e in errors) / len(errors) if errors else None,
         "sequences": len(seqs),
         "sequences_in_order": sum(s["same_order"] for s in seqs),
+        "named_sequences": len(named),
+        "named_sequences_in_order": sum(s["same_order"] for s in named),
         "pairs_in_order": (sum(s["pairs_in_order"] * s["pairs"] for s in seqs)
                            / max(sum(s["pairs"] for s in seqs), 1)),
         "skipped_lines": skipped,
@@ -231,6 +271,7 @@ def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=Non
     return {
         "recording": str(path), "engine": engine, "device": device,
         "summary": summary(regions, skipped), "sequences": sequences(regions),
+        "named_sequences": named_sequences(regions),
         "regions": [{"lab": r.label, "cell": r.cell, "kind": r.kind, "kernels": r.kernels(),
                      "config": r.config(), "measured_ms": r.measured_ms,
                      "measurements": len(r.measured), "predicted_ms": r.predicted,
@@ -267,7 +308,9 @@ def main(argv=None) -> int:
           f"{'-' if median is None else f'{median:.1f}%'}, within +-30%: "
           f"{'-' if within is None else f'{within:.0%}'}; sequences in measured order: "
           f"{s['sequences_in_order']} of {s['sequences']} (pairs in order: "
-          f"{s['pairs_in_order']:.0%}); left out: {s['skipped_lines']}")
+          f"{s['pairs_in_order']:.0%}); the issue's sequences in measured order: "
+          f"{s['named_sequences_in_order']} of {s['named_sequences']}; "
+          f"left out: {s['skipped_lines']}")
     if options.json:
         Path(options.json).write_text(json.dumps(result, indent=1) + "\n")
     if options.labs_json:
