@@ -256,16 +256,61 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
     return one_pass(ready, first) - first if back_edge else first
 
 
-def block_profile(instructions, fused_muls: set, back_edge: bool = False):
-    """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA)
-    and the scoreboard events ``(names read, names written, kind)`` of its instructions; a
-    block that ends in a backward branch (a loop) ends with a flush event."""
-    counts = np.zeros(len(CLASSES), np.int64)
+#: how many trips of a counted single-block loop ptxas puts in one: nvdisasm of nvcc 13.0's
+#: sm_90 code shows lab 08's ``work`` (an FMA loop) and lab 20's ``force1d_register`` each
+#: unrolled 4x beyond NVVM's PTX, and a grid-stride loop (a stride in a register) not at all
+PTXAS_UNROLL = 4
+
+
+def loop_control(instructions) -> set[int]:
+    """Ids of a single-block loop's control (its backward branch, the ``setp`` deciding it and
+    the ``add``/``sub`` stepping its counter by a constant), when the counter steps by a
+    constant: ptxas unrolls such a loop (:data:`PTXAS_UNROLL`), paying these once per trips.
+
+    >>> from types import SimpleNamespace as I
+    >>> body = [I(opcode="fma.rn.f32", operands=["%f1", "%f1", "%f2", "%f3"], guard=None),
+    ...         I(opcode="add.s32", operands=["%r1", "%r1", "-4"], guard=None),
+    ...         I(opcode="setp.ne.s32", operands=["%p1", "%r1", "0"], guard=None),
+    ...         I(opcode="bra.uni", operands=["$L__BB0_1"], guard="%p1")]
+    >>> len(loop_control(body))
+    3
+    >>> body[1] = I(opcode="add.s32", operands=["%r1", "%r1", "%r9"], guard=None)  # grid-stride
+    >>> loop_control(body)
+    set()
+    """
+    if not instructions or not instructions[-1].opcode.startswith("bra"):
+        return set()
+    branch = instructions[-1]
+    predicate = (branch.guard or "").lstrip("!")
+    setp = next((ins for ins in reversed(instructions[:-1]) if ins.opcode.startswith("setp")
+                 and predicate and _registers(ins.operands[0])[:1] == [predicate]), None)
+    if setp is None:
+        return set()
+    compared = {r for op in setp.operands[1:] for r in _registers(op)}
+    for ins in instructions[:-1]:
+        ops = ins.operands or []
+        if ins.opcode.split(".")[0] in ("add", "sub") and len(ops) == 3 and \
+                _registers(ops[0])[:1] == _registers(ops[1])[:1] and \
+                set(_registers(ops[0])) & compared and not _registers(ops[2]):
+            return {id(branch), id(setp), id(ins)}
+    return set()
+
+
+def block_profile(instructions, fused_muls: set, back_edge: bool = False,
+                  self_loop: bool = False):
+    """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA;
+    a ``self_loop``'s control counts once per :data:`PTXAS_UNROLL` trips, see
+    :func:`loop_control`) and the scoreboard events ``(names read, names written, kind)`` of
+    its instructions; a block that ends in a backward branch (a loop) ends with a flush
+    event."""
+    counts = np.zeros(len(CLASSES), np.float64)
+    control = loop_control(instructions) if self_loop else set()
     events = []
     for ins in instructions:
         if id(ins) not in fused_muls:
+            weight = 1 / PTXAS_UNROLL if id(ins) in control else 1
             for cls, n in sass_slots(ins.opcode, ins.operands).items():
-                counts[INDEX[cls]] += n
+                counts[INDEX[cls]] += n * weight
         reads, writes = _reads_writes(ins)
         events.append((reads, writes, _kind(ins)))
     events = hoisted(events)
@@ -333,7 +378,7 @@ class InstructionCounter:
     """
 
     def __init__(self):
-        self.counts = np.zeros(len(CLASSES), np.int64)
+        self.counts = np.zeros(len(CLASSES), np.float64)
         self.cycles = 0  # issue cycles with dependency stalls (issue_cycles), summed over warps
         self._periods = 0
         self._shared_periods = 0
@@ -382,12 +427,12 @@ class InstructionCounter:
 
     @property
     def classes(self) -> dict[str, int]:
-        return {c: int(v) for c, v in zip(CLASSES, self.counts, strict=True)}
+        return {c: round(v) for c, v in zip(CLASSES, self.counts, strict=True)}
 
     @property
     def ops(self) -> int:
         """Warp instructions issued (every class except ``free``)."""
-        return int(self.counts.sum() - self.counts[INDEX["free"]])
+        return round(self.counts.sum() - self.counts[INDEX["free"]])
 
     def block(self, b, blk, L, dec) -> None:
         """One basic block ``blk`` of function ``dec`` executed by lanes ``L`` of batch ``b``."""

@@ -13,6 +13,7 @@ from cudakit import emu
 from cudakit.emu.counts import (
     DEPENDENT,
     EXPANSION_LATENCY,
+    PTXAS_UNROLL,
     SFU_FTZ,
     InstructionCounter,
     instruction_class,
@@ -166,3 +167,22 @@ def test_a_dependent_fma_chain_takes_four_cycles_a_step(module):
     assert 4 * k <= c.cycles <= 4 * k + c.ops
     # sixteen independent chains would issue in about one cycle each: here ops << cycles
     assert c.ops < 0.5 * c.cycles
+
+
+def test_a_counted_loop_pays_its_control_once_per_ptxas_unroll(module):
+    # `sines` steps j by a constant: NVVM unrolls it 4x in PTX (nvcc 13.0) and ptxas 4x more
+    # (nvdisasm: lab 08's FMA loop and lab 20's force1d), so 64 more sines add 64 / 4 PTX
+    # trips whose add, compare and branch count once per 4 of them
+    b = emu.mem_alloc(32 * 4)
+    c64 = run(module, "sines", b, np.int32(64), grid=(1,), block=(32,))
+    c128 = run(module, "sines", b, np.int32(128), grid=(1,), block=(32,))
+    trips = (c128.classes["sfu"] - c64.classes["sfu"]) // 4
+    assert trips == 16
+    assert c128.classes["branch"] - c64.classes["branch"] == trips / PTXAS_UNROLL
+    assert c128.classes["int"] - c64.classes["int"] == 2 * trips / PTXAS_UNROLL
+    # `grid_sum` steps by gridDim.x * blockDim.x, a register: not unrolled, paid every trip
+    n = 32 * 64
+    a = emu.to_device(np.ones(n, np.float32))
+    out = emu.mem_alloc(32 * 4)
+    g = run(module, "grid_sum", a, out, np.int32(n), grid=(1,), block=(32,))
+    assert 64 <= g.classes["branch"] <= 64 + 4  # one per trip, and the few outside the loop
