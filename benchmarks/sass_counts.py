@@ -4,6 +4,10 @@ emulator counts in PTX: the instruction counts behind issue-bound predictions.
     ncu --csv --metrics $(python -m benchmarks.sass_counts --metrics) \\
         python -m benchmarks.sass_counts --launch > ncu.csv          # on the GPU
     python -m benchmarks.sass_counts --compare ncu.csv                # here: the table
+    python -m benchmarks.sass_counts --compare benchmarks/fixtures/h100_sass_counts.ncu.csv.gz
+
+The fixture is that CSV from the H100 (2026-11-24; Nsight Compute locks the SM clock at its
+base, 1.6 GHz, so its durations are not the labs' times: only the counts are used).
 
 ``--launch`` runs, once each, the first recorded launch of every kernel of every lab in the
 H100 recording (``benchmarks/fixtures/h100_lab_launches.jsonl.gz``) on zero-filled buffers of
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import io
 import sys
 from pathlib import Path
@@ -92,7 +97,8 @@ def compare(path: Path, ncu_csv: Path) -> str:
     """The table: per launch, SASS warp instructions executed against the PTX count."""
     from cudakit.predict.replay import Replay
 
-    measured = read_ncu(ncu_csv.read_text())
+    text = gzip.open(ncu_csv, "rt").read() if ncu_csv.suffix == ".gz" else ncu_csv.read_text()
+    measured = read_ncu(text)
     launches = first_launches(path)
     replay = Replay("H100")
     rows = ["| lab | kernel | config | SASS warp instr. | emulator (PTX) | PTX / SASS | "
@@ -100,6 +106,7 @@ def compare(path: Path, ncu_csv: Path) -> str:
     by_kernel: dict[str, list[dict]] = {}
     for m in measured:
         by_kernel.setdefault(m["kernel"], []).append(m)
+    ratios = []
     for label, op, sources in launches:
         found = by_kernel.get(op["kernel"])
         if not found:
@@ -108,12 +115,19 @@ def compare(path: Path, ncu_csv: Path) -> str:
         counts = replay.op(op, sources, {}).counts
         ptx = counts["issued_warp_instructions"]
         sass = m.get("smsp__inst_executed.sum", 0.0)
+        if sass > 0:
+            ratios.append(ptx / sass)
         grid = "x".join(map(str, op["grid"]))
         block = "x".join(map(str, op["block"]))
         rows.append(f"| {label} | {op['kernel']} | <<<{grid}, {block}>>> | {sass:.4g} | "
                     f"{ptx:.4g} | {ptx / sass if sass else float('nan'):.2f} | "
                     f"{m.get('sm__cycles_elapsed.avg.per_second', 0) / 1e9:.2f} | "
                     f"{m.get('gpu__time_duration.sum', 0) / 1e6:.4f} |")
+    if ratios:
+        r = np.array(ratios)
+        rows.append(f"\n{r.size} launches: PTX / SASS median {np.median(r):.2f}, geometric "
+                    f"mean {np.exp(np.log(r).mean()):.2f}; within 0.8-1.25: "
+                    f"{np.mean((r >= 0.8) & (r <= 1.25)):.0%}")
     return "\n".join(rows)
 
 
