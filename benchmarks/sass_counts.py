@@ -97,7 +97,11 @@ def compare(path: Path, ncu_csv: Path) -> str:
     """The table: per launch, SASS warp instructions executed against the PTX count."""
     from cudakit.predict.replay import Replay
 
-    text = gzip.open(ncu_csv, "rt").read() if ncu_csv.suffix == ".gz" else ncu_csv.read_text()
+    if ncu_csv.suffix == ".gz":
+        with gzip.open(ncu_csv, "rt") as f:
+            text = f.read()
+    else:
+        text = ncu_csv.read_text()
     measured = read_ncu(text)
     launches = first_launches(path)
     replay = Replay("H100")
