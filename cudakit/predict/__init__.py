@@ -4,7 +4,7 @@ predicted on a machine without one from the CPU emulator's counts.
 >>> import cudakit
 >>> p = cudakit.predict_copy(1 << 30, "htod")
 >>> round(p.ms, 1), p.bound
-(19.6, 'PCIe')
+(19.8, 'PCIe')
 
 ``cudakit.predict(source, name, grid=, block=, args=)`` is this module called as a function;
 ``cudakit.predict.Pointer(array, offset_bytes)`` passes a pointer into an array. Parts:

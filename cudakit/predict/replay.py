@@ -10,7 +10,7 @@ allocation, so a buffer passed twice stays one buffer; pointers inside an alloca
 >>> r = predict_region([{"op": "memcpy", "direction": "htod", "bytes": 1 << 30, "pinned": True,
 ...                      "async": False, "stream": 0}], {})
 >>> round(r.ms, 1), r.why.split(":")[0]
-(19.6, 'memcpy htod 1024 MiB')
+(19.8, 'memcpy htod 1024 MiB')
 """
 
 from __future__ import annotations

@@ -1,6 +1,11 @@
 """The time of a sequence of operations issued from Python: the device cannot run a launch
 before the host has issued it, and work on different streams overlaps where the engines allow.
 
+A kernel's predicted time includes the fixed cost of a lone launch (``kernel_min_us``);
+one queued right behind another kernel pays only what back-to-back launches cost each
+(``launch_overhead_us``, both measured by ``benchmarks/microbench.py``), the GPU having
+prepared it while the one before ran.
+
 A timed region of many small launches is often bound by the host, not the GPU: each launch
 costs the host ``launch_issue_us`` (cudakit's typed checks and PyCUDA's prepared call,
 measured by ``benchmarks/microbench.py``; a caller may give an operation its own host time,
@@ -39,7 +44,7 @@ Hand-written: no library models a host issuing work to a GPU.
 12.0
 >>> four = [(*op[:2], s, *op[3:]) for s in (1, 2, 3, 4) for op in (up, work, down)]
 >>> round(sequence_ms(four), 1)     # four streams overlap; the two directions share the link
-6.4
+6.5
 >>> after = [up, ("record", 0, 1, "compute", None, 0), ("wait", 0, 2, "compute", None, 0),
 ...          ("launch", 1.0, 2)]                 # stream 2's kernel waits for stream 1's upload
 >>> round(sequence_ms(after), 2)
@@ -89,10 +94,12 @@ def _normalise(op) -> tuple[str, float, int, str, float | None, int | None]:
 
 
 def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: float,
-              duplex: float = 1.0) -> tuple[float, float]:
+              duplex: float = 1.0, queued_saving_us: float = 0.0) -> tuple[float, float]:
     """(host's issue time, the device's finish time), in microseconds from the host's start;
     the device is busy until ``lead_us`` first. ``duplex``: the share of its own rate each
-    copy engine keeps while the other one runs too.
+    copy engine keeps while the other one runs too. ``queued_saving_us``: what a kernel
+    queued behind another kernel saves of a lone kernel's fixed cost (the GPU prepares it
+    while the one before runs).
 
     An event simulation: the host issues the operations in order (a synchronous copy makes it
     wait); each engine starts the first operation of its queue once its stream's previous
@@ -125,6 +132,7 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
     running: dict[str, int | None] = dict.fromkeys(ENGINES)
     now = host = 0.0
     end = lead_us
+    kernel_ended = -1.0  # when the last kernel on the SMs ended
     issued, waiting = 0, None  # waiting: the synchronous copy the host waits for
     markers: list[int] = []  # events issued and not yet reached
 
@@ -160,8 +168,10 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
         for e in ENGINES:  # start what can start now
             q = queues[e]
             if running[e] is None and heads[e] < len(q) and now >= lead_us and ready(q[heads[e]]):
-                running[e] = q[heads[e]]
+                running[e] = j = q[heads[e]]
                 heads[e] += 1
+                if ops[j][0] == "launch" and kernel_ended == now:  # queued behind a kernel
+                    left[j] = max(left[j] - queued_saving_us, left[j] / 2)
         both = running["htod"] is not None and running["dtoh"] is not None
         rate = {e: duplex if both and e != "compute" else 1.0 for e in ENGINES}
         times = [now + left[j] / rate[e] for e, j in running.items() if j is not None]
@@ -177,6 +187,8 @@ def _timeline(ops: list[tuple], issue_us: float, copy_issue_us: float, lead_us: 
                 left[j] -= (t - now) * rate[e]
                 if left[j] <= 1e-6:
                     running[e], done[j], end = None, True, max(end, t)
+                    if ops[j][0] == "launch":
+                        kernel_ended = t
                     if waiting == j:
                         waiting, host = None, t
         while first_open < n and done[first_open]:
@@ -215,9 +227,11 @@ def sequence_ms(ops: Iterable[tuple], *, device: str = "H100", head_start: bool 
     copy_issue = dev.figures.get("copy_issue_us", 0.0)
     both = dev.figures.get("pcie_duplex_gbs")
     duplex = min(1.0, both / (dev.h2d_pinned_gbs + dev.d2h_pinned_gbs)) if both else 1.0
+    # a lone empty kernel takes kernel_min_us; back to back, one takes launch_overhead_us
+    saving = max(dev.kernel_min_us - dev.launch_overhead_us, 0.0)
     lead = 0.0
     if head_start:  # the warm-up call: the host's time
-        host, _ = _timeline(ops, issue, copy_issue, 0.0, duplex)
+        host, _ = _timeline(ops, issue, copy_issue, 0.0, duplex, saving)
         lead = head_start_us(host)
-    _, end = _timeline(ops, issue, copy_issue, lead, duplex)
+    _, end = _timeline(ops, issue, copy_issue, lead, duplex, saving)
     return round((end - lead) * 1e-3, 9)
