@@ -258,7 +258,9 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
 
 #: how many trips of a counted single-block loop ptxas puts in one: nvdisasm of nvcc 13.0's
 #: sm_90 code shows lab 08's ``work`` (an FMA loop) and lab 20's ``force1d_register`` each
-#: unrolled 4x beyond NVVM's PTX, and a grid-stride loop (a stride in a register) not at all
+#: unrolled 4x beyond NVVM's PTX, and a grid-stride loop (a stride in a register) not at all;
+#: nor a loop marked ``.pragma "nounroll"`` (``#pragma unroll 1``, or what NVVM unrolled
+#: by a ``#pragma unroll N`` already)
 PTXAS_UNROLL = 4
 
 

@@ -121,8 +121,8 @@ def decode_function(fn: Function, program) -> Decoded:
     for bi, b in enumerate(dec.blocks):
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
         back = b.term[0] == "bra" and b.term[1] <= bi
-        b.classes, ev = block_profile(fn.body[b.start:end], muls, back,
-                                      self_loop=b.term[0] == "bra" and b.term[1] == bi)
+        unrolled = b.term[0] == "bra" and b.term[1] == bi and b.start not in fn.nounroll
+        b.classes, ev = block_profile(fn.body[b.start:end], muls, back, self_loop=unrolled)
         b.cycles = issue_cycles(fn.body[b.start:end], muls, back)
         events.append(ev)
     dec.tracked, programs = scoreboard_program(events)

@@ -73,6 +73,8 @@ class Function:
     body: list[Instr] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)  # label -> index in body
     extern: bool = False
+    # body indices that a `.pragma "nounroll"` precedes (loops ptxas must keep rolled)
+    nounroll: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -263,6 +265,8 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
         if not stmt:
             continue
         stmt = _LOC.sub("", stmt).strip()
+        if stmt.startswith(".pragma") and '"nounroll"' in stmt:
+            fn.nounroll.add(len(fn.body))
         if not stmt or stmt.startswith((".pragma", ".maxnreg", ".maxntid", ".reqntid",
                                         ".minnctapersm", ".noreturn")):
             continue

@@ -24,6 +24,13 @@ __global__ void sines(float *b, int k) {
     for (int j = 0; j < k; j++) x = __sinf(x);
     b[i] = x;
 }
+__global__ void rolled_sines(float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = i;
+#pragma unroll 1
+    for (int j = 0; j < k; j++) x = __sinf(x);
+    b[i] = x;
+}
 __global__ void barriers(float *b, int k) {
     __shared__ float s[256];
     int t = threadIdx.x;

@@ -180,6 +180,10 @@ def test_a_counted_loop_pays_its_control_once_per_ptxas_unroll(module):
     assert trips == 16
     assert c128.classes["branch"] - c64.classes["branch"] == trips / PTXAS_UNROLL
     assert c128.classes["int"] - c64.classes["int"] == 2 * trips / PTXAS_UNROLL
+    # `#pragma unroll 1` puts `.pragma "nounroll"` in the PTX: ptxas keeps it rolled
+    r64 = run(module, "rolled_sines", b, np.int32(64), grid=(1,), block=(32,))
+    r128 = run(module, "rolled_sines", b, np.int32(128), grid=(1,), block=(32,))
+    assert r128.classes["branch"] - r64.classes["branch"] == 64
     # `grid_sum` steps by gridDim.x * blockDim.x, a register: not unrolled, paid every trip
     n = 32 * 64
     a = emu.to_device(np.ones(n, np.float32))
