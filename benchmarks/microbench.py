@@ -43,6 +43,9 @@ Methods, in order:
 - ``fp32_fma``, ``fp64_fma``, ``int32_imad``, ``int32_add``, ``sfu`` (``rsqrtf``), ``shfl``
   (``__shfl_xor_sync``): warp instructions per clock per SM. 8 independent chains per
   thread, 2048 threads per SM; counted source operations / (SMs x event time x clock).
+- ``constant_replays_per_clk_per_sm``: ``__constant__`` reads with 32 distinct addresses per
+  warp request; the 31 addresses beyond a request's first served per clock per SM (the
+  constant cache serialises a request by its distinct addresses).
 - ``global_atomic_same_address_per_s``, ``global_atomic_distinct_per_s``: ``atomicAdd`` of
   every thread to one word, or each to its own word; thread operations per second.
 - ``shared_atomic_per_clk_per_sm``: ``atomicAdd`` to a distinct shared word per thread.
@@ -267,6 +270,18 @@ __global__ void chase_lines1(const unsigned *n, unsigned l, int s, unsigned e, l
                              unsigned *k) { chase_lines<1>(n, l, s, e, c, k); }
 __global__ void chase_lines4(const unsigned *n, unsigned l, int s, unsigned e, long long *c,
                              unsigned *k) { chase_lines<4>(n, l, s, e, c, k); }
+
+/* constant memory: every lane of a warp at one address (spread 0) or at its own (spread 1);
+   the constant cache serves a warp's request one distinct address at a time (spread 1 is
+   what constant_cache times) */
+__constant__ float coefficients[1024];
+__global__ void constant_reads(float *out, int iters, int spread) {
+    float acc = threadIdx.x;
+    int lane = threadIdx.x & 31;
+    for (int i = 0; i < iters; ++i)
+        acc = fmaf(acc, 0.999f, coefficients[(i * 32 + lane * spread) & 1023]);
+    if (acc == -1.0f) out[0] = acc;
+}
 
 __global__ void atomic_same(unsigned *p, int iters) {
     for (int i = 0; i < iters; ++i) atomicAdd(p, 1u);
@@ -543,6 +558,15 @@ def throughputs(b: Bench) -> None:
             b.errors[name] = f"{type(exc).__name__}: {exc}"
 
 
+def constant_cache(b: Bench) -> None:
+    blocks, iters = b.sms * 8, b.size(4096, 2)
+    sink = b.zeros(4)
+    ms = b.ms(lambda: b.k["constant_reads"](sink, iters, 1, grid=(blocks,), block=(256,)))
+    b.put("constant_replays_per_clk_per_sm", b.per_clk_per_sm(blocks * 8 * iters * 31, ms),
+          "__constant__ reads, 32 distinct addresses per warp request (31 beyond the first), "
+          "8 blocks of 256 per SM; those extra addresses served per clock per SM")
+
+
 def atomics(b: Bench) -> None:
     blocks = b.sms * 8
     threads = blocks * 256
@@ -679,8 +703,8 @@ def copies(b: Bench) -> None:
 #: in this order: ``loaded_latency`` comes last, as its 1 GiB host array, freed, slows the
 #: pageable copies measured right after it (64 KiB: 85 us against 25-27 us alone, H100)
 BENCHMARKS = [device_facts, clock, dram, l2, partial_stores, l1, shared, latencies,
-              dependent_latencies, throughputs, atomics, launches, barrier, copies,
-              loaded_latency]
+              dependent_latencies, throughputs, constant_cache, atomics, launches, barrier,
+              copies, loaded_latency]
 
 
 def header() -> dict:

@@ -28,6 +28,9 @@ literature's, with no constant fitted to the labs' measurements:
   writing a column of a row-major matrix touches 32 sectors with 128 bytes) costs the L2 a
   write of its own; the L2 takes them at ``partial_store_sectors_per_s`` (measured with one
   4-byte store per sector into a buffer that stays in L2; absent figure: no term).
+* **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
+  address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
+  ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
 * **Atomics**: the hottest address serialises in L2; all atomics share L2's atomic rate;
   shared-memory atomics serialise on their most contended address within a warp.
 * Overlapping parts combine as **max** (a GPU overlaps memory, issue and latency across
@@ -52,7 +55,7 @@ PIPES = {"FP32": (("fp32",), "fp32_fma"), "FP64": (("fp64",), "fp64_fma"),
 PUBLIC = {"integer": "issue", "integer multiply": "issue", "shuffle": "issue",
           "shared atomics": "atomics"}
 PER_SM = ("issue", "L1/LSU", "shared-memory wavefronts", "FP32", "FP64", "integer",
-          "integer multiply", "SFU", "shuffle", "shared atomics")
+          "integer multiply", "SFU", "shuffle", "shared atomics", "constant cache")
 
 
 def time_of_dram(read: float, write: float, *, read_gbs: float, copy_gbs: float,
@@ -192,6 +195,8 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
         else 0.0,
         "partial stores": t.global_store_partial_sectors / rate
         if (rate := d.figures.get("partial_store_sectors_per_s")) else 0.0,
+        "constant cache": t.constant_replays * share / (rate * clock)
+        if (rate := d.figures.get("constant_replays_per_clk_per_sm")) else 0.0,
     }
     for pipe, (classes, rate) in PIPES.items():
         terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
@@ -343,6 +348,11 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         return (f"partial-store-bound: {t.global_store_partial_sectors:.3g} stores cover only "
                 f"part of a 32-byte sector (a warp writing a column); the L2 takes "
                 f"{rate / 1e9:.1f} such sectors per ns, {share}")
+    if bound == "constant cache":
+        rate = d.figures["constant_replays_per_clk_per_sm"]
+        return (f"constant-cache-bound: warps read __constant__ memory at different addresses "
+                f"at once ({t.constant_replays:.3g} addresses beyond each request's first); the "
+                f"constant cache serves them one at a time, {rate:.2g} per clock per SM, {share}")
     if bound == "block dispatch":
         rate = d.figures["block_launch_per_s"]
         return (f"block-dispatch-bound: {x.blocks:,} blocks of {x.warps_per_block} warps; the "

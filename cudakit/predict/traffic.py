@@ -110,6 +110,7 @@ class Traffic:
     shared_atomic_slots: float = 0.0
     global_atomics: float = 0.0
     hot_address_atomics: float = 0.0
+    constant_replays: float = 0.0  # a __constant__ read's distinct addresses beyond its first
     l1_hit_bytes: float = 0.0
     l2_read_bytes: float = 0.0
     l2_write_bytes: float = 0.0
@@ -132,6 +133,23 @@ def _lane_sectors(batch):
     new &= both != none
     rows, cols = np.nonzero(new)
     return rows, (both[rows, cols] - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
+
+
+def distinct_addresses(batch) -> np.ndarray:
+    """Per warp, the distinct addresses its active lanes read (the constant cache serves a
+    warp's request one distinct address at a time: CUDA C++ Programming Guide, "Constant
+    Memory").
+
+    >>> from types import SimpleNamespace as B
+    >>> w = B(address=np.array([[8, 8, 12, 4]], np.uint64), mask=np.array([[1, 1, 1, 0]], bool))
+    >>> distinct_addresses(w).tolist()
+    [2]
+    """
+    none = np.iinfo(np.uint64).max
+    ordered = np.sort(np.where(batch.mask, batch.address, none), axis=1)
+    new = np.ones(ordered.shape, bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    return (new & (ordered != none)).sum(axis=1)
 
 
 def _max_multiplicity(batch) -> np.ndarray:
@@ -245,6 +263,9 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         if a.space == "local":
             t.local_lines += k * float(counting.cache_lines(sub).sum())
             continue
+        if a.space == "constant":
+            t.constant_replays += k * float(np.maximum(distinct_addresses(sub) - 1, 0).sum())
+            continue
         if a.space != "global":
             continue
         requests = k * float(counting.requests(sub).sum())
@@ -305,6 +326,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
                  "global_store_sectors", "global_store_partial_sectors", "global_lines",
                  "local_lines", "shared_wavefronts", "shared_atomic_slots", "global_atomics",
+                 "constant_replays",
                  "hot_address_atomics"):
         setattr(t, name, getattr(t, name) * scale)
     return t

@@ -230,3 +230,33 @@ def test_the_h100_file_has_the_measured_partial_store_rate():
     assert "4-byte stores" in d.source["partial_store_sectors_per_s"]
     values, _ = read_figures('{"partial_store_sectors_per_s": 5e10}', complete=False)
     assert values == {"partial_store_sectors_per_s": 5e10}
+
+
+def test_constant_reads_at_different_addresses_serialise():
+    # lab 04's lesson: a warp reading __constant__ memory at 16 addresses at once is split into
+    # 16 requests; at one address, one. The H100 served the extra ones at
+    # constant_replays_per_clk_per_sm (benchmarks/microbench.py)
+    source = r"""
+    __constant__ float coef[16];
+    __global__ void poly(const float *x, float *y, int n, int terms, int spread) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        float v = x[i], acc = 0.0f;
+        for (int k = 0; k < terms; ++k)
+            acc = acc * v + coef[(k + threadIdx.x * spread) % 16];
+        y[i] = acc;
+    }"""
+    n = 1 << 20
+    args = [np.ones(n, np.float32), np.zeros(n, np.float32), np.int32(n), np.int32(64)]
+    spread = cudakit.predict(source, "poly", grid=(n // 256,), block=(256,),
+                             args=[*args, np.int32(1)])
+    same = cudakit.predict(source, "poly", grid=(n // 256,), block=(256,),
+                           args=[*args, np.int32(0)])
+    d = cudakit.predict.load("H100")
+    replays = (n // 32) * 64 * 15  # per warp, 64 reads of 16 addresses: 15 beyond the first
+    assert spread.counts["constant_replays"] == pytest.approx(replays, rel=0.01)
+    assert same.counts["constant_replays"] == 0
+    expected = replays / (d.sm_count * d.constant_replays_per_clk_per_sm * d.clock_hz) * 1e3
+    assert spread.bound == "constant cache" and "one at a time" in spread.explanation
+    assert spread.ms == pytest.approx(expected + d.kernel_min_us * 1e-3, rel=0.05)
+    assert same.ms < spread.ms / 5
