@@ -327,6 +327,27 @@ def test_sequence_order_leaves_out_ties_within_the_measured_spread():
     assert (s["same_order"], s["pairs_in_order"]) == (False, 0.5)
 
 
+def test_the_issues_sequences_group_a_labs_regions_by_problem_size():
+    def region(lab, cell, kernel, size, measured, predicted):
+        op = {"op": "launch", "kernel": kernel, "args": [{"alloc": 1, "size": size}]}
+        return model.Region(lab, cell, "benchmark", [op], {}, [measured], [measured],
+                            predicted)
+
+    # reduce0 and reduce1 in cells of their own, on the same array: one sequence across
+    # cells; the same kernels on a smaller array, another; a cell the issue does not name
+    # and a lab it does not name count in no sequence
+    rs = [region("10_reduction", 6, "reduce0", 1 << 28, 6.5, 4.8),
+          region("10_reduction", 9, "reduce1", 1 << 28, 4.0, 2.5),
+          region("10_reduction", 6, "reduce0", 1 << 20, 0.2, 0.1),
+          region("10_reduction", 9, "reduce1", 1 << 20, 0.1, 0.2),
+          region("10_reduction", 36, "read_ceiling", 1 << 28, 0.9, 0.9),
+          region("01_occupancy", 20, "scale1", 1 << 28, 0.5, 0.4)]
+    big, small = model.named_sequences(rs)
+    assert (big["name"], big["bytes"], big["cell"], big["regions"]) == (
+        "reduce0 ... reduce7", 1 << 28, [6, 9], 2)
+    assert big["same_order"] and not small["same_order"] and small["bytes"] == 1 << 20
+
+
 def test_addresses_inside_a_known_allocation_need_no_driver_call(monkeypatch):
     calls = []
 
