@@ -44,6 +44,13 @@ OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
 CURVES = ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d")
 
 
+def _is_curve(xs, ys) -> bool:
+    """Two lists of equal length, two or more positive numbers each, ``xs`` ascending."""
+    return (isinstance(xs, list) and isinstance(ys, list) and len(xs) == len(ys) >= 2
+            and all(isinstance(v, int | float) and v > 0 for v in xs + ys)
+            and all(a < b for a, b in zip(xs, xs[1:], strict=False)))
+
+
 def read_curves(entry, path: str) -> dict[str, tuple[tuple[int, ...], tuple[float, ...]]]:
     """``copy_curves`` checked: per kind, ascending sizes (at least two) and their times.
 
@@ -60,9 +67,7 @@ def read_curves(entry, path: str) -> dict[str, tuple[tuple[int, ...], tuple[floa
             raise ValueError(f"{path}: copy_curves has an unknown kind {name!r} "
                              f"(known: {', '.join(CURVES)})")
         sizes, us = (curve.get("bytes"), curve.get("us")) if isinstance(curve, dict) else (0, 0)
-        if not (isinstance(sizes, list) and isinstance(us, list) and len(sizes) == len(us) >= 2
-                and all(isinstance(v, int | float) and v > 0 for v in sizes + us)
-                and all(a < b for a, b in zip(sizes, sizes[1:], strict=False))):
+        if not _is_curve(sizes, us):
             raise ValueError(f"{path}: copy_curves[{name!r}] needs 'bytes' (ascending) and "
                              "'us' (positive), two or more of each, of equal length")
         curves[name] = (tuple(int(v) for v in sizes), tuple(float(v) for v in us))
@@ -79,9 +84,7 @@ def read_loaded_latency(entry, path: str) -> tuple[tuple[float, ...], tuple[floa
     if isinstance(entry, dict) and "value" in entry:
         entry = entry["value"]
     gbs, cycles = (entry.get("gbs"), entry.get("cycles")) if isinstance(entry, dict) else (0, 0)
-    if not (isinstance(gbs, list) and isinstance(cycles, list) and len(gbs) == len(cycles) >= 2
-            and all(isinstance(v, int | float) and v > 0 for v in gbs + cycles)
-            and all(a < b for a, b in zip(gbs, gbs[1:], strict=False))):
+    if not _is_curve(gbs, cycles):
         raise ValueError(f"{path}: dram_loaded_latency needs 'gbs' (ascending) and 'cycles' "
                          "(positive), two or more of each, of equal length")
     return tuple(float(v) for v in gbs), tuple(float(v) for v in cycles)
