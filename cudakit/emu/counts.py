@@ -168,7 +168,8 @@ def _kind(ins) -> int:
         return FLUSH
     # an expansion with a slow path (IEEE division, square root, reciprocal; 64-bit integer
     # division) is a branch and a call in SASS: ptxas moves no load above it
-    return SPLIT if "branch" in sass_slots(ins.opcode, ins.operands) else ALU
+    key = _expansion(ins.opcode)
+    return SPLIT if key and "branch" in _EXPANDED[key] else ALU
 
 
 #: cycles from an instruction's issue until a dependent one may issue: 4 for the FP32 and
