@@ -28,6 +28,7 @@ from .batch import Site
 from .counts import block_profile, issue_cycles, scoreboard_program
 from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
+from .vectorize import register_alignment, shared_alignment, vector_groups
 from .warp import atomic_op, match_sync, redux, shfl, vote
 
 TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64",
@@ -88,10 +89,17 @@ def decode_function(fn: Function, program) -> Decoded:
     for bi, s in enumerate(starts):
         dec.pc_of_block[s] = bi
     fused = _contractions(fn, starts)
+    merged, followers = _vector_loads(fn, starts, program)
     for bi, s in enumerate(starts):
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
         ops, term, pure = [], ("next",), []
         for ins in fn.body[s:end]:
+            if id(ins) in followers:  # loaded by its group's vector load
+                continue
+            if id(ins) in merged:
+                ops.append(_vector_load(merged[id(ins)], scope, program))
+                pure.append(False)
+                continue
             if id(ins) in fused:
                 ops.append(_fused(ins, fused[id(ins)], scope))
                 pure.append(True)
@@ -116,7 +124,7 @@ def decode_function(fn: Function, program) -> Decoded:
             b.term = ("bra", dec.pc_of_block[fn.labels[b.term[1]]], b.term[2])
         elif b.term[0] == "brx":
             b.term = ("brx", b.term[1], [dec.pc_of_block[fn.labels[t]] for t in b.term[2]])
-    muls = {id(mul) for mul, _ in fused.values()}
+    muls = {id(mul) for mul, _ in fused.values()} | followers
     events = []
     for bi, b in enumerate(dec.blocks):
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
@@ -129,6 +137,46 @@ def decode_function(fn: Function, program) -> Decoded:
     for b, program in zip(dec.blocks, programs, strict=True):
         b.scoreboard = program
     return dec
+
+
+def _vector_loads(fn: Function, starts: list[int], program) -> tuple[dict, set]:
+    """ptxas's vector loads of shared memory (:mod:`.vectorize`): ``{id(first member in
+    program order): group in address order}`` and the ids of the other members."""
+    variables = {**(program.module.variables if program is not None else {}), **fn.vars}
+    alignment = register_alignment(fn.body, {n: shared_alignment(v) for n, v in variables.items()
+                                             if v.space == "shared"})
+    merged, followers = {}, set()
+    for s, e in zip(starts, starts[1:] + [len(fn.body)], strict=True):
+        place = {id(ins): k for k, ins in enumerate(fn.body[s:e])}
+        for group in vector_groups(fn.body[s:e], alignment):
+            first = min(group, key=lambda ins: place[id(ins)])
+            merged[id(first)] = group
+            followers |= {id(ins) for ins in group if ins is not first}
+    return merged, followers
+
+
+def _vector_load(group: list[Instr], scope: Scope, program):
+    """One load of ``len(group)`` elements for a group of scalar shared loads; where an
+    address is not a multiple of the vector's width at run time (the emulator's layout is
+    not ptxas's), the members load one by one."""
+    t = split_opcode(group[0].opcode)[2][-1]
+    dt = dtype_of(t)
+    reader, _ = scope.address(group[0].operands[1])
+    writes = [scope.write(ins.operands[0], t) for ins in group]
+    sites = [_site(ins, program, "ld") for ins in group]
+    width = np.uint64(dt.itemsize * len(group))
+
+    def ld(fr, L):
+        lanes = fr.b.index(L)
+        addr = reader(fr, L)
+        if np.any(np.asarray(addr, np.uint64) % width):
+            vals = [fr.b.load(addr + np.uint64(k * dt.itemsize), lanes, "shared", dt, 1, site)[0]
+                    for k, site in enumerate(sites)]
+        else:
+            vals = fr.b.load(addr, lanes, "shared", dt, len(group), sites[0])
+        for w, v in zip(writes, vals, strict=True):
+            w(fr, L, v)
+    return ld
 
 
 _ROUNDED = {"rn", "rz", "rm", "rp", "sat"}

@@ -22,6 +22,7 @@ from .decode import Decoded, decode_function
 from .frontend import parse_ptx
 from .memory import HEAP, HEAP_BASE, LOCAL_BASE
 from .scheduler import MAX_DEPTH, Frame, run
+from .vectorize import shared_alignment
 
 ARCH = "sm_90"  # the emulated device is an H100
 FUNCTIONS = 3 << 40  # addresses of device functions (function pointers, virtual tables)
@@ -95,7 +96,7 @@ class Program:
                 self.symbols.setdefault(_short(name), (addr, var.size))
             elif var.space == "shared" and not var.extern and var.count and \
                     name not in self._shared:
-                align = max(var.align, var.elem_size)
+                align = shared_alignment(var)
                 offset = -(-offset // align) * align
                 self._shared[name] = offset
                 offset += var.size
@@ -151,7 +152,7 @@ class Program:
             cached, offset = {}, self.module_shared
             for name, var in fn.vars.items():
                 if var.space == "shared" and not var.extern and var.count:
-                    align = max(var.align, var.elem_size)
+                    align = shared_alignment(var)
                     offset = -(-offset // align) * align
                     cached[name] = offset
                     offset += var.size
@@ -441,3 +442,4 @@ def _short(mangled: str) -> str:
     if ")::" in text:  # a function's static (shared) variable
         return text.rsplit("::", 1)[-1]
     return split_demangled(text)[0]
+
