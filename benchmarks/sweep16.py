@@ -55,11 +55,12 @@ def build(source: str, names, options=()):
         spills = re.findall(r"(\d+) bytes spill stores", done.stderr)
         module = cp.RawModule(path=str(cubin))
         return {n: module.get_function(n) for n in names}, {"regs": regs, "spills": spills,
-                                                            "loops": loop_mix(cubin)}
+                                                            "loops": loop_mix(cubin),
+                                                            "loop_ops": sass_loops(cubin)}
 
 
-def loop_mix(cubin: Path) -> list:
-    """[instructions, FFMA] of each SASS loop (a branch back) that holds an FFMA.
+def sass_loops(cubin: Path) -> list:
+    """The opcodes (with modifiers) of each SASS loop (a branch back), in order.
 
     By cuobjdump (branch targets as addresses) or nvdisasm (as labels); [] without either."""
     tool = shutil.which("cuobjdump") or shutil.which("nvdisasm")
@@ -80,10 +81,13 @@ def loop_mix(cubin: Path) -> list:
         back = re.match(r"BRA\s+(?:`\((\.L_x_\d+)\)|(0x[0-9a-f]+))", op)
         start = back and (labels.get(back.group(1)) if back.group(1) else int(back.group(2), 16))
         if start is not None and start is not False and start < addr:
-            body = [o.split()[0] for a, o in code if start <= a <= addr]
-            if "FFMA" in body:
-                out.append([len(body), body.count("FFMA")])
+            out.append([o.split()[0] for a, o in code if start <= a <= addr])
     return out
+
+
+def loop_mix(cubin: Path) -> list:
+    """[instructions, FFMA] of each SASS loop (a branch back) that holds an FFMA."""
+    return [[len(body), body.count("FFMA")] for body in sass_loops(cubin) if "FFMA" in body]
 
 
 _WAIT = None
@@ -353,11 +357,76 @@ def matmul():
     RESULTS["matmul"] = rows
 
 
+# N-body candidates: the defines of kernels16/nbody2.cu that differ from NBODY_BASE, and what
+# each one asks. "diag" rows compute wrong forces on purpose (timing only, never checked).
+NBODY_BASE = dict(NB_T=256, NB_P=1, NB_MINB=8, NB_UNROLL=32, NB_MODE=0, NB_SCHAIN=0, NB_DIAG=0,
+                  NB_SPLIT=0)
+NBODY_CONFIGS = [
+    ("base", {}, "the lab's nbody_unrolled, 32 registers forced (8 blocks/SM)"),
+    ("m1", dict(NB_MINB=1), "registers free (ptxas takes ~52: 4 blocks/SM): occupancy vs ILP"),
+    ("sc", dict(NB_SCHAIN=1), "s = (m*inv)*(inv*inv): 2 dependent FMULs after the MUFU, not 3"),
+    ("sc_u8", dict(NB_SCHAIN=1, NB_UNROLL=8), "unroll 8"),
+    ("sc_u64", dict(NB_SCHAIN=1, NB_UNROLL=64), "unroll 64"),
+    ("pf", dict(NB_SCHAIN=1, NB_MODE=1), "next tile prefetched into registers: load latency off the barrier"),
+    ("ldg", dict(NB_SCHAIN=1, NB_MODE=2), "no tile, no barrier: body j by __ldg (one address per warp)"),
+    ("t128", dict(NB_SCHAIN=1, NB_T=128, NB_MINB=16), "128-thread blocks (16/SM)"),
+    ("t512", dict(NB_SCHAIN=1, NB_T=512, NB_MINB=4), "512-thread blocks"),
+    ("t1024", dict(NB_SCHAIN=1, NB_T=1024, NB_MINB=2), "1024-thread blocks"),
+    ("split", dict(NB_SCHAIN=1, NB_SPLIT=1), "j range split over gridDim.y so the blocks fill whole waves; atomics"),
+    ("p2_m4", dict(NB_SCHAIN=1, NB_P=2, NB_MINB=4), "2 bodies per thread (13.5 slots), <= 64 registers"),
+    ("p2_m6", dict(NB_SCHAIN=1, NB_P=2, NB_MINB=5), "2 bodies per thread, <= 48 registers"),
+    ("p2_t128", dict(NB_SCHAIN=1, NB_P=2, NB_T=128, NB_MINB=8), "2 bodies per thread, 128-thread blocks"),
+    ("p2_pf", dict(NB_SCHAIN=1, NB_P=2, NB_MINB=4, NB_MODE=1), "2 bodies per thread + prefetch"),
+    ("p2_ldg", dict(NB_SCHAIN=1, NB_P=2, NB_MINB=4, NB_MODE=2), "2 bodies per thread, __ldg, no barrier"),
+    ("p2_split", dict(NB_SCHAIN=1, NB_P=2, NB_MINB=4, NB_SPLIT=1), "2 bodies per thread, whole waves"),
+    ("p4_t128", dict(NB_SCHAIN=1, NB_P=4, NB_T=128, NB_MINB=4), "4 bodies per thread (13.25 slots)"),
+    ("diag_nomufu", dict(NB_DIAG=1), "diag: rsqrtf -> FMUL, same 14 slots: is the MUFU the limit?"),
+    ("diag_nomufu_p2", dict(NB_DIAG=1, NB_P=2, NB_MINB=4), "diag: the same with 2 bodies per thread"),
+]
+# kernels16/nbody2_diag.cu: bodies j as float immediates, 12 FP32 + 1 MUFU, no LDS, no barrier
+NBODY_CDIAG = [
+    ("cdiag", dict(NB_CMUFU=1), "diag: the interaction alone, 13 slots, no memory instruction"),
+    ("cdiag_nomufu", dict(NB_CMUFU=0), "diag: 12 FP32 slots and nothing else: the issue ceiling"),
+]
+
+
+def nbody_source(name: str, defs: dict, diag_file: bool = False) -> str:
+    """nbody2.cu (or nbody2_diag.cu) with ``defs`` and its kernel renamed ``nbody_<name>``."""
+    src = (HERE / ("nbody2_diag.cu" if diag_file else "nbody2.cu")).read_text()
+    kernel = "nbody_cdiag" if diag_file else "nbody_v"
+    src = variant(src, **({} if diag_file else NBODY_BASE) | defs)
+    return src.replace(f"{kernel}(", f"nbody_{name}(")
+
+
+def nbody_split(blocks: int, regs: int, threads: int, sms: int) -> int:
+    """j shares per block row so that blocks x shares fills whole waves of resident blocks."""
+    import math
+
+    per_sm = min(2048 // threads, 32, 65536 // (-(-regs // 8) * 8 * threads))
+    return min(64, sms * per_sm // math.gcd(blocks, sms * per_sm))
+
+
+def nbody_slots(loop_ops: list) -> tuple[float, dict]:
+    """Issue slots per interaction and the opcodes per interaction of the innermost SASS loop
+    that holds the most interactions (6 FFMA each in every candidate); a tile's load and barriers,
+    outside that loop, add 20-30 instructions per tile (~0.1 slot per interaction at 256)."""
+    from collections import Counter
+
+    loops = [[op.split(".")[0] for op in body] for body in loop_ops]
+    loops = [body for body in loops if body.count("FFMA") >= 6]
+    if not loops:
+        return float("nan"), {}
+    body = min(loops, key=lambda b: (-b.count("FFMA"), len(b)))   # not a remainder loop
+    inter = body.count("FFMA") / 6
+    return len(body) / inter, {op: round(c / inter, 2) for op, c in Counter(body).most_common()}
+
+
 @section
 def nbody():
     import cupy as cp
 
-    src = (HERE / "nbody.cu").read_text()
+    from benchmarks.common import cell_defining
+
     mhz = float(subprocess.run(["nvidia-smi", "--query-gpu=clocks.max.sm", "--format=csv,noheader,nounits"],
                                capture_output=True, text=True).stdout.split()[0])
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
@@ -371,45 +440,55 @@ def nbody():
     d = body[None, :, :3].astype(np.float64) - body[:, None, :3].astype(np.float64)
     r2 = (d ** 2).sum(-1) + float(eps2)
     ref = (d * (body[None, :, 3] / r2 ** 1.5)[..., None]).sum(1)
-    sass_dump(src)
-    for tile, per in ((256, 1), (256, 2), (128, 2), (128, 3), (128, 4), (256, 4)):
-        for unroll in (32, 64):
-            s = variant(src, NB_TILE=tile, NB_PER_THREAD=per).replace("#pragma unroll 16", f"#pragma unroll {unroll}")
-            k, info = build(s, ["nbody_ilp"], ["-ftz=true"])
-            k = k["nbody_ilp"]
-            dbody = cp.asarray(body)
+    sizes = {n: cp.asarray(rng.random((n, 4)).astype(np.float32)) for n in (1 << 16, 1 << 18)}
+    cands = []   # (name, source, threads, per, split, diag, what)
+    for lab, per in (("nbody_unrolled", 1), ("nbody_pair", 2)):
+        text, opts = cell_defining("20_nbody.ipynb", lab)
+        cands.append((f"lab_{lab}", text, lab, opts, 256, per, False, False, "the lab's kernel"))
+    for name, defs, what in NBODY_CONFIGS:
+        cfg = NBODY_BASE | defs
+        cands.append((name, nbody_source(name, defs), f"nbody_{name}", ["-ftz=true"], cfg["NB_T"],
+                      cfg["NB_P"], bool(cfg["NB_SPLIT"]), bool(cfg["NB_DIAG"]), what))
+    for name, defs, what in NBODY_CDIAG:
+        cands.append((name, nbody_source(name, defs, diag_file=True), f"nbody_{name}", ["-ftz=true"],
+                      256, 1, False, True, what))
+    for name, src, kname, opts, tpb, per, split, diag, what in cands:
+        t0 = time.time()
+        k, info = build(src, [kname], opts)
+        k = k[kname]
+        regs = int(info["regs"][0]) if info["regs"] else 32
+        slots, ops = nbody_slots(info["loop_ops"])
+
+        def launch(n, bodies, out, k=k, tpb=tpb, per=per, split=split, regs=regs):
+            bx = (n + tpb * per - 1) // (tpb * per)
+            gy = nbody_split(bx, regs, tpb, sms) if split else 1
+            if split:
+                out.data.memset_async(0, out.nbytes)
+            k((bx, gy), (tpb,), (bodies, out, np.int32(n), eps2))
+            return gy
+
+        err = None
+        if not diag:
             acc = cp.full((nchk, 4), np.nan, cp.float32)
-            k(((nchk + tile * per - 1) // (tile * per),), (tile,), (dbody, acc, np.int32(nchk), eps2))
-            err = float(np.linalg.norm(acc.get()[:, :3] - ref) / np.linalg.norm(ref))
-            for n in (1 << 16, 1 << 18):
-                bodies = cp.asarray(rng.random((n, 4)).astype(np.float32))
-                out = cp.empty((n, 4), cp.float32)
-                f = lambda: k(((n + tile * per - 1) // (tile * per),), (tile,), (bodies, out, np.int32(n), eps2))
-                ms = time_ms(f, warmup=2, repeat=5)
-                g = 20.0 * n * n / ms / 1e6
-                rows.append(dict(tile=tile, per=per, unroll=unroll, n=n, err=err, ms=ms, gflops=g,
-                                 of_peak=g / peak, regs=info["regs"]))
-            print(f"nbody tile {tile} per {per} unroll {unroll}: err {err:.1e} regs {info['regs']} "
-                  f"256K {rows[-1]['of_peak']:.3f} of peak, 64K {rows[-2]['of_peak']:.3f}", flush=True)
-    RESULTS["nbody"] = {"peak": peak, "rows": rows}
-
-
-def sass_dump(src):
-    from benchmarks.common import cell_sources
-
-    lab = [b for b, _ in cell_sources("20_nbody.ipynb") if "nbody_unrolled" in b][0]
-    for name, text in (("lab nbody_unrolled", lab), ("ilp P=2", variant(src, NB_PER_THREAD=2))):
-        with tempfile.TemporaryDirectory() as tmp:
-            cu, cubin = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
-            cu.write_text('extern "C" {\n' + text + "\n}\n")
-            subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", "-ftz=true", "-o", str(cubin),
-                            str(cu)], check=True)
-            sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
-                                  text=True).stdout
-        RESULTS.setdefault("sass", {})[name] = sass
-        ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?P\w+\s+)?([A-Z][A-Z0-9]*)", sass)
-        from collections import Counter
-        print(name, Counter(ops).most_common(16), flush=True)
+            launch(nchk, cp.asarray(body), acc)
+            got = acc.get()[:, :3]
+            err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref)) if np.isfinite(got).all() else float("inf")
+        row = dict(name=name, what=what, regs=regs, spills=info["spills"], slots=slots, ops=ops,
+                   bound=20 / (2 * slots), err=err, ok=diag or err < 1e-5, diag=diag)
+        for n, bodies in sizes.items():
+            out = cp.empty((n, 4), cp.float32)
+            gy = launch(n, bodies, out)
+            ms = time_ms(lambda: launch(n, bodies, out), warmup=1, repeat=5)
+            g = 20.0 * n * n / ms / 1e6
+            row[f"n{n}"] = dict(ms=ms, gflops=g, of_peak=g / peak, issue=g / peak * slots / 10, gy=gy)
+        rows.append(row)
+        big = row[f"n{1 << 18}"]
+        flag = "diag" if diag else ("ok" if row["ok"] else "WRONG")
+        print(f"nbody {name:15s} {flag:5s} err {err if err is not None else float('nan'):.1e} regs {regs:3d} "
+              f"slots {slots:5.2f} (bound {row['bound']:.3f}) 256K {big['of_peak']:.3f} of peak, issue "
+              f"{big['issue']:.3f}; 64K {row[f'n{1 << 16}']['of_peak']:.3f} [{time.time() - t0:.1f} s] "
+              f"{ops}", flush=True)
+    RESULTS["nbody"] = {"peak": peak, "mhz": mhz, "sms": sms, "rows": rows}
 
 
 @section
