@@ -24,9 +24,11 @@ from cudakit import cuda
 
 # (M, N, K, split): odd and even edges; K = 20 and 36 give several K steps with and without a
 # partial last one; K = 4 is fewer steps than stages; the last one has a split-K chunk that
-# starts past K.
+# starts past K. The last three have blocks wholly inside A, B and C with whole K steps (the
+# FAST path of 128 x 128 and 256 x 128 tiles) next to edge blocks, with split-K, and chunks
+# that start past K on that path.
 SHAPES = [(40, 36, 20, 1), (37, 33, 29, 1), (130, 132, 36, 1), (5, 7, 4, 1), (70, 68, 33, 3),
-          (64, 128, 16, 5)]
+          (64, 128, 16, 5), (256, 260, 40, 1), (260, 256, 64, 3), (128, 128, 16, 5)]
 
 
 def check(kernel, cfg, m: int, n: int, k: int, split: int) -> float:
@@ -76,7 +78,7 @@ def main() -> None:
             bad += not err < 1e-5
             print(f"{async_name(cfg)} {m}x{n}x{k} split{split}: rel. error {err:.1e} "
                   f"{'ok' if err < 1e-5 else 'WRONG'} ({time.time() - t0:.1f} s)", flush=True)
-        for m, n, k in ((37, 33, 29), (40, 36, 20)):
+        for m, n, k in ((37, 33, 29), (40, 36, 20), (256, 260, 40)):
             found = sanitized(kernel, cfg, m, n, k)
             bad += bool(found)
             print(f"{async_name(cfg)} {m}x{n}x{k} memcheck, racecheck: {found or 'clean'}",

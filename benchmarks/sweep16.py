@@ -265,22 +265,31 @@ def transpose():
     RESULTS["transpose"] = rows
 
 
-# sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS, SYNC_MID)
-ASYNC_CONFIGS = [(256, 128, 8, 16, 4, 0, 1, 1, 0), (128, 128, 8, 16, 4, 0, 2, 1, 0),
-                 (128, 128, 8, 16, 4, 0, 2, 1, 8), (128, 128, 8, 16, 3, 0, 2, 1, 8),
-                 (128, 128, 8, 16, 5, 0, 2, 1, 8), (128, 128, 16, 16, 3, 0, 2, 1, 8),
-                 (256, 128, 8, 16, 4, 0, 1, 1, 8), (64, 128, 8, 16, 4, 0, 4, 1, 8)]
+# sgemm_async (kernels16/sgemm_async.cu): (BM, BN, BK, TM, STAGES, A_PAD, MIN_BLOCKS, SYNC_MID,
+# GROUP, FAST)
+ASYNC_CONFIGS = [(256, 128, 8, 16, 4, 0, 1, 1, 0, 0), (128, 128, 8, 16, 4, 0, 2, 1, 0, 0),
+                 (128, 128, 8, 16, 4, 0, 2, 1, 8, 0), (128, 128, 8, 16, 3, 0, 2, 1, 8, 0),
+                 (128, 128, 8, 16, 5, 0, 2, 1, 8, 0), (128, 128, 16, 16, 3, 0, 2, 1, 8, 0),
+                 (256, 128, 8, 16, 4, 0, 1, 1, 8, 0), (64, 128, 8, 16, 4, 0, 4, 1, 8, 0),
+                 (128, 128, 8, 16, 4, 0, 2, 1, 0, 1), (128, 128, 8, 16, 3, 0, 2, 1, 0, 1),
+                 (128, 128, 8, 16, 5, 0, 2, 1, 0, 1), (256, 128, 8, 16, 4, 0, 1, 1, 0, 1),
+                 (256, 128, 8, 16, 3, 0, 1, 1, 0, 1), (128, 128, 8, 16, 4, 0, 2, 0, 0, 1)]
+# --quick (issue 16, session 7): the best two of session 6 (sgemm for the small sizes,
+# sgemm_async with checks in every copy) against the FAST candidates (indices into the lists)
+QUICK_SGEMM = [(256, 128, 8, 1, 16, 4), (128, 128, 16, 2, 8, 4), (64, 128, 16, 2, 8, 4)]
+QUICK_ASYNC = [1, 8, 9, 10, 11, 12, 13]  # GROUP 8 with FAST spills (28 bytes): left out
+QUICK = False
 
 
 def async_name(cfg) -> str:
-    bm, bn, bk, tm, stages, pad, mb, mid, group = cfg
-    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad} mid{mid} g{group}"
+    bm, bn, bk, tm, stages, pad, mb, mid, group, fast = cfg
+    return f"sgemm_async {bm}x{bn}x{bk} s{stages} tm{tm} mb{mb} pad{pad} mid{mid} g{group} fast{fast}"
 
 
 def async_source(cfg) -> str:
-    bm, bn, bk, tm, stages, pad, mb, mid, group = cfg
+    bm, bn, bk, tm, stages, pad, mb, mid, group, fast = cfg
     return variant((HERE / "sgemm_async.cu").read_text(), BM=bm, BN=bn, BK=bk, TM=tm, STAGES=stages,
-                   A_PAD=pad, MIN_BLOCKS=mb, SYNC_MID=mid, GROUP=group)
+                   A_PAD=pad, MIN_BLOCKS=mb, SYNC_MID=mid, GROUP=group, FAST=fast)
 
 
 @section
@@ -293,6 +302,8 @@ def matmul():
     configs = [(256, 128, 8, 1, 16, 4), (256, 128, 16, 1, 16, 0), (256, 128, 8, 1, 16, 0),
                (128, 128, 16, 1, 8, 4), (128, 128, 16, 2, 8, 4), (64, 64, 16, 4, 8, 4),
                (64, 64, 16, 3, 8, 4), (128, 64, 16, 2, 16, 4), (64, 128, 16, 2, 8, 4)]
+    if QUICK:
+        configs = QUICK_SGEMM
     ks = {}
     for cfg in configs:
         bm, bn, bk, mb, tm, pad = cfg
@@ -303,7 +314,9 @@ def matmul():
             print("sgemm", cfg, info, flush=True)
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
-    for cfg in ASYNC_CONFIGS:
+    for i, cfg in enumerate(ASYNC_CONFIGS):
+        if QUICK and i not in QUICK_ASYNC:
+            continue
         try:
             ks[cfg], info = build(async_source(cfg), ["sgemm_async"])
             RESULTS.setdefault("sgemm_build", {})[async_name(cfg)] = info
@@ -313,8 +326,9 @@ def matmul():
     lab = build_kernels("12_matmul.ipynb", ["matmul_dbuf"])
     rng = np.random.default_rng(12)
     rows = []
-    for m, n, kk in ((4096, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 1000),
-                     (1023, 777, 1029)):
+    sizes = [(4096, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 1000), (1023, 777, 1029)]
+    for m, n, kk in sizes + ([(4096, 4096, 4096)] if QUICK else []):  # 4096³ twice: the scatter
+        size = f"{m}x{n}x{kk}" + (" run2" if any(r["size"] == f"{m}x{n}x{kk}" for r in rows) else "")
         a = rng.uniform(-1, 1, (m, kk)).astype(np.float32)
         b = rng.uniform(-1, 1, (kk, n)).astype(np.float32)
         ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -344,12 +358,12 @@ def matmul():
             fn()
             err = float(np.linalg.norm(dc.get().astype(np.float64) - ref) / np.linalg.norm(ref))
             ms = time_ms(fn, warmup=2, repeat=10 if m >= 4096 else 20)
-            rows.append(dict(size=f"{m}x{n}x{kk}", kernel=name, err=err, ok=err < 1e-4, ms=ms,
+            rows.append(dict(size=size, kernel=name, err=err, ok=err < 1e-4, ms=ms,
                              gflops=flop / ms / 1e6))
-        sel = [r for r in rows if r["size"] == f"{m}x{n}x{kk}"]
+        sel = [r for r in rows if r["size"] == size]
         cub = sel[0]["gflops"]
-        top = sorted((r for r in sel[1:] if r["ok"]), key=lambda r: -r["gflops"])[:4]
-        print(f"{m}x{n}x{kk}: cuBLAS {cub:.0f}; " + "; ".join(
+        top = sorted((r for r in sel[1:] if r["ok"]), key=lambda r: -r["gflops"])[:8 if QUICK else 4]
+        print(f"{size}: cuBLAS {cub:.0f}; " + "; ".join(
             f"{r['kernel']} {r['gflops'] / cub:.3f}" for r in top), flush=True)
         bad = [r["kernel"] for r in sel if not r["ok"]]
         if bad:
@@ -556,7 +570,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--only", nargs="*", default=["reduction", "transpose", "matmul", "nbody", "stencil"])
+    parser.add_argument("--quick", action="store_true", help="matmul: QUICK_SGEMM and QUICK_ASYNC only")
     opts = parser.parse_args()
+    global QUICK
+    QUICK = opts.quick
     opts.out.mkdir(parents=True, exist_ok=True)
     from benchmarks.common import environment_line
 

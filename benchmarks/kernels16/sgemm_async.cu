@@ -9,6 +9,9 @@
 // gridDim.z as in sgemm (atomicAdd into a zeroed C when split). SYNC_MID 1 moves the
 // barrier to the middle of a step, so that a step's first shared loads overlap the FMAs of
 // the step before (needs STAGES >= 3); SYNC_MID 0 keeps it at the start of each step.
+// FAST 1 gives the blocks that lie wholly inside A, B and C, with a whole number of BK steps
+// and 16-byte copies, a loop of their own without the per-copy bounds checks and zero fill:
+// only the edge blocks pay for them.
 #define BM 256
 #define BN 128
 #define BK 8
@@ -18,6 +21,7 @@
 #define MIN_BLOCKS 1
 #define SYNC_MID 1
 #define GROUP 0  /* > 0: blocks run in groups of GROUP tile rows, column by column (L2 reuse) */
+#define FAST 1
 #define TX (BN / 8)
 #define TY (BM / TM)
 #define THREADS (TX * TY)
@@ -44,6 +48,29 @@ __device__ __forceinline__ void copy4(float *dst, const float *src)
 {
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+
+// one BK step of a block wholly inside A and B: a and b point at this thread's first float4 of
+// the step (l = 0), the others lie whole rows of A or B further; zero: a step past the end
+__device__ __forceinline__ void load_inside(float *as, float *bs, const float *a, const float *b,
+                                            int N, int K, int t, bool zero)
+{
+    static_assert(THREADS % (BN / 4) == 0 && THREADS % (BK / 4) == 0, "rows per copy round");
+    if (zero) {  // the same for the whole block: a branch, not a predicate
+#pragma unroll
+        for (int l = 0; l < A_VECS; l++)
+            *(float4 *)&as[ROW(l, BK / 4) * AK + COL(l, BK / 4) * 4] = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int l = 0; l < B_VECS; l++)
+            *(float4 *)&bs[ROW(l, BN / 4) * BN + COL(l, BN / 4) * 4] = make_float4(0.f, 0.f, 0.f, 0.f);
+        return;
+    }
+#pragma unroll
+    for (int l = 0; l < A_VECS; l++)
+        copy16(&as[ROW(l, BK / 4) * AK + COL(l, BK / 4) * 4], a + (size_t)(l * (THREADS / (BK / 4))) * K);
+#pragma unroll
+    for (int l = 0; l < B_VECS; l++)
+        copy16(&bs[ROW(l, BN / 4) * BN + COL(l, BN / 4) * 4], b + (size_t)(l * (THREADS / (BN / 4))) * N);
 }
 
 // one BK step: A[row0 .., k0 ..] into as, B[k0 .., col0 ..] into bs; zeros past M, N, kend
@@ -129,27 +156,29 @@ __device__ __forceinline__ void steps(float (&acc)[TM][8], const float *as, cons
     }
 }
 
-// the whole kernel for one kind of copy (vec: 16-byte copies), so that each kind gets its own
-// loop and registers
+// the whole kernel for one kind of copy (vec: 16-byte copies; inside: no bounds checks), so
+// that each kind gets its own loop and registers; the block's C tile starts at row0, col0 and
+// it sums k = kbeg .. kend - 1
 __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *__restrict__ B,
-                                     float *__restrict__ C, int M, int N, int K, bool vec)
+                                     float *__restrict__ C, int M, int N, int K, int row0,
+                                     int col0, int kbeg, int kend, bool vec, bool inside)
 {
     __shared__ __align__(16) float As[STAGES][BM * AK];
     __shared__ __align__(16) float Bs[STAGES][BK * BN];
     int t = threadIdx.x, lane = t % 32, warp = t / 32;
     int tx = (warp % (TX / 8)) * 8 + lane % 8;
     int ty = (warp / (TX / 8)) * 4 + lane / 8;
-    int bx = blockIdx.x, by = blockIdx.y;
-    if (GROUP > 0) {  // consecutive blocks share their B columns and A rows within a group
-        int id = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP * gridDim.x;
-        int first = id / per_group * GROUP, rows = min((int)gridDim.y - first, GROUP);
-        by = first + id % per_group % rows;
-        bx = id % per_group / rows;
-    }
-    int row0 = by * BM, col0 = bx * BN;
-    int chunk = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;
-    int kbeg = blockIdx.z * chunk, kend = min(K, kbeg + chunk);
     int tiles = (kend - kbeg + BK - 1) / BK;
+    // inside: this thread's first copy source of the next step in A and B, moved BK on
+    const float *a_next = &A[(size_t)(row0 + ROW(0, BK / 4)) * K + kbeg + COL(0, BK / 4) * 4];
+    const float *b_next = &B[(size_t)(kbeg + ROW(0, BN / 4)) * N + col0 + COL(0, BN / 4) * 4];
+#define LOAD(buf, s)                                                                             \
+    if (inside) {                                                                                \
+        load_inside(As[buf], Bs[buf], a_next, b_next, N, K, t, (s) >= tiles);                    \
+        a_next += BK;                                                                            \
+        b_next += (size_t)BK * N;                                                                \
+    } else                                                                                       \
+        load_tile(As[buf], Bs[buf], A, B, M, N, K, row0, col0, kbeg + (s) * BK, kend, t, vec)
     float acc[TM][8] = {};
     int rd = 0, wr = STAGES - 1;
 #if SYNC_MID
@@ -158,7 +187,7 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
     // under this step's FMAs; one step past the end (k >= kend) is zeros and adds nothing
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s <= tiles) load_tile(As[s], Bs[s], A, B, M, N, K, row0, col0, kbeg + s * BK, kend, t, vec);
+        if (s <= tiles) { LOAD(s, s); }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
@@ -172,9 +201,7 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
         // step tile + 1 is complete and visible; every thread is done with step tile - 1's buffer
         asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 3) : "memory");
         __syncthreads();
-        if (tile + STAGES - 1 <= tiles)
-            load_tile(As[wr], Bs[wr], A, B, M, N, K, row0, col0, kbeg + (tile + STAGES - 1) * BK,
-                      kend, t, vec);
+        if (tile + STAGES - 1 <= tiles) { LOAD(wr, tile + STAGES - 1); }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         int next = rd + 1 == STAGES ? 0 : rd + 1;
         fma_rows(acc, bv, As[rd], ty, BK / 2, a);
@@ -186,7 +213,7 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
 #else
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < tiles) load_tile(As[s], Bs[s], A, B, M, N, K, row0, col0, kbeg + s * BK, kend, t, vec);
+        if (s < tiles) { LOAD(s, s); }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     for (int tile = 0; tile < tiles; tile++) {
@@ -194,9 +221,7 @@ __device__ __forceinline__ void gemm(const float *__restrict__ A, const float *_
         // thread is done with the buffer that the next copies overwrite (read one step ago)
         asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2) : "memory");
         __syncthreads();
-        if (tile + STAGES - 1 < tiles)
-            load_tile(As[wr], Bs[wr], A, B, M, N, K, row0, col0, kbeg + (tile + STAGES - 1) * BK,
-                      kend, t, vec);
+        if (tile + STAGES - 1 < tiles) { LOAD(wr, tile + STAGES - 1); }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
         steps(acc, As[rd], Bs[rd], tx, ty, 0, BK);
         rd = rd + 1 == STAGES ? 0 : rd + 1;
@@ -229,6 +254,20 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 sgemm_async(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
             int M, int N, int K)
 {
-    if (K % 4 == 0 && N % 4 == 0 && ((size_t)A | (size_t)B) % 16 == 0) gemm(A, B, C, M, N, K, true);
-    else gemm(A, B, C, M, N, K, false);
+    int bx = blockIdx.x, by = blockIdx.y;
+    if (GROUP > 0) {  // consecutive blocks share their B columns and A rows within a group
+        int id = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP * gridDim.x;
+        int first = id / per_group * GROUP, rows = min((int)gridDim.y - first, GROUP);
+        by = first + id % per_group % rows;
+        bx = id % per_group / rows;
+    }
+    int row0 = by * BM, col0 = bx * BN;
+    int chunk = (K + gridDim.z * BK - 1) / (gridDim.z * BK) * BK;
+    // a chunk that starts past K is empty (kend = kbeg: no steps, the block adds zeros)
+    int kbeg = blockIdx.z * chunk, kend = max(kbeg, min(K, kbeg + chunk));
+    bool vec = K % 4 == 0 && N % 4 == 0 && ((size_t)A | (size_t)B) % 16 == 0;
+    if (FAST && vec && row0 + BM <= M && col0 + BN <= N && (kend - kbeg) % BK == 0)
+        gemm(A, B, C, M, N, K, row0, col0, kbeg, kend, true, true);
+    else if (vec) gemm(A, B, C, M, N, K, row0, col0, kbeg, kend, true, false);
+    else gemm(A, B, C, M, N, K, row0, col0, kbeg, kend, false, false);
 }
