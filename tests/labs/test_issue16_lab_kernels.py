@@ -2,7 +2,8 @@
 
 Each ``%%cuda`` cell is loaded on its own on this machine's engine (the emulator in CI): the
 flat copy and the 64 x 64 transpose on thin and misaligned shapes, ``sgemm`` in all three tile
-sizes of the lab with split-K, the 3D float4 stencil with more slabs than planes, and two
+sizes of the lab with split-K, ``sgemm_async`` (the kernel the sweep measured, on its interior and
+edge paths), the 3D float4 stencil with more slabs than planes, and two
 N-body bodies per thread with a count that fills no block.
 """
 
@@ -13,8 +14,9 @@ import pytest
 
 import cudakit
 from benchmarks.common import cell_defining
-from benchmarks.matmul import SGEMM_CONFIGS
+from benchmarks.matmul import ASYNC_THREADS, ASYNC_TILE, SGEMM_CONFIGS
 from benchmarks.stencil import C0, C1, heat3d_reference
+from benchmarks.sweep16 import ASYNC_CONFIGS, async_source
 from cudakit import cuda
 
 
@@ -28,6 +30,12 @@ def sgemm_variants():
     body, options = cell_defining("12_matmul.ipynb", "sgemm")
     return {name: cudakit.load(body, (*options, *extra))["sgemm"]
             for name, (_, _, _, extra) in SGEMM_CONFIGS.items()}
+
+
+@pytest.fixture(scope="module")
+def sgemm_async():
+    body, options = cell_defining("12_matmul.ipynb", "sgemm_async")
+    return cudakit.load(body, options)["sgemm_async"]
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 33), (33, 1), (3, 5), (37, 65)])
@@ -60,6 +68,32 @@ def test_sgemm_matches_numpy(sgemm_variants, config, m, n, k, split):
     bm, bn, tm, _ = SGEMM_CONFIGS[config]
     sgemm_variants[config](cuda.gpuarray.to_gpu(a), cuda.gpuarray.to_gpu(b), d_c, m, n, k,
                            grid=(-(-n // bn), -(-m // bm), split), block=((bm // tm) * (bn // 8),))
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    c = d_c.get()
+    assert np.isfinite(c).all()
+    assert np.linalg.norm(c - ref) <= 1e-5 * np.linalg.norm(ref)
+
+
+def test_sgemm_async_cell_is_the_measured_kernel():
+    # the lab's cell is kernels16/sgemm_async.cu with the constants of the winner on the H100
+    body, options = cell_defining("12_matmul.ipynb", "sgemm_async")
+    winner = (ASYNC_TILE, ASYNC_TILE, 8, 16, 4, 0, 2, 1, 0, 1)
+    assert winner in ASYNC_CONFIGS and options == ()
+    assert (ASYNC_TILE // 16) * (ASYNC_TILE // 8) == ASYNC_THREADS
+    assert body.strip() == async_source(winner).strip()
+
+
+# interior blocks (K a multiple of 8, N of 4) beside edge blocks, 4-byte copies (odd K or N),
+# fewer steps than stages, and one block
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (256, 260, 40), (129, 128, 16), (37, 29, 41),
+                                   (130, 132, 4)])
+def test_sgemm_async_matches_numpy(sgemm_async, m, n, k):
+    rng = np.random.default_rng(m * n * k)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    d_c = cuda.gpuarray.to_gpu(np.full((m, n), np.nan, np.float32))
+    sgemm_async(cuda.gpuarray.to_gpu(a), cuda.gpuarray.to_gpu(b), d_c, m, n, k,
+                     grid=(-(-n // ASYNC_TILE), -(-m // ASYNC_TILE)), block=(ASYNC_THREADS,))
     ref = a.astype(np.float64) @ b.astype(np.float64)
     c = d_c.get()
     assert np.isfinite(c).all()
