@@ -8,7 +8,7 @@ cuBLAS SGEMM through CuPy is the reference, in true FP32 (``CUPY_TF32=0``: no Te
 ``sgemm`` is the lab's last kernel as the lab runs it: 256 x 128 tiles where they give every SM
 half a tile or more, otherwise the fastest of two smaller tile sizes and split-K 1 to 4,
 measured once per shape (``plan``). ``sgemm_async`` is the lab's ``cp.async`` step (128 x 128
-tiles, one launch, no split-K), timed at every size. The lab's kernel per size (``lab_gemm``):
+tiles, one launch, no split-K), timed at every size. The lab's kernel per size (``lab_kernel``):
 ``sgemm_async`` where sgemm's 256 x 128 tiles fill the GPU, else sgemm's plan. Goals (for the
 lab's kernel): >= 90 % of cuBLAS at 4096^3, >= 85 % at 2048^3, >= 75 % at 1000^3 and
 1023 x 777 x 1029.
