@@ -4,7 +4,8 @@ Each ``%%cuda`` cell is loaded on its own on this machine's engine (the emulator
 flat copy and the 64 x 64 transpose on thin and misaligned shapes, ``sgemm`` in all three tile
 sizes of the lab with split-K, ``sgemm_async`` (the kernel the sweep measured, on its interior and
 edge paths), the 3D float4 stencil with more slabs than planes, and two
-N-body bodies per thread with a count that fills no block.
+N-body bodies per thread with a count that fills no block, also with the j range shared among
+blocks (``nbody_split``).
 """
 
 from __future__ import annotations
@@ -125,3 +126,26 @@ def test_nbody_pair_matches_unrolled_reference(lab_kernels, n):
     ref = accelerations(body[:, :3].astype(np.float64), body[:, 3].astype(np.float64), EPS2)
     got = cuda.from_device(d_acc, (n, 4), np.float32)[:, :3]
     assert np.linalg.norm(got - ref) <= 1e-5 * max(np.linalg.norm(ref), 1e-30)
+
+
+@pytest.mark.parametrize(("n", "shares"), [(1, 1), (300, 4), (513, 3), (777, 7), (1025, 33)])
+def test_nbody_split_adds_its_shares_to_the_reference(lab_kernels, n, shares):
+    from benchmarks.nbody import EPS2, accelerations
+
+    rng = np.random.default_rng(n)
+    body = np.hstack([rng.random((n, 3)), np.full((n, 1), 1.0 / n)]).astype(np.float32)
+    d_acc = cuda.to_device(np.zeros((n, 4), np.float32))      # the blocks add into acc
+    lab_kernels("20_nbody.ipynb")["nbody_split"](cuda.to_device(body), d_acc, n, EPS2,
+                                                 grid=(-(-n // 512), shares), block=(256,))
+    ref = accelerations(body[:, :3].astype(np.float64), body[:, 3].astype(np.float64), EPS2)
+    got = cuda.from_device(d_acc, (n, 4), np.float32)[:, :3]
+    assert np.linalg.norm(got - ref) <= 1e-5 * max(np.linalg.norm(ref), 1e-30)
+
+
+@pytest.mark.parametrize(("blocks", "wave"), [(512, 528), (128, 528), (1, 4), (7, 16)])
+def test_nbody_split_shares_fill_whole_waves(blocks, wave):
+    from benchmarks.nbody import whole_wave_shares
+
+    shares = whole_wave_shares(blocks, wave)
+    assert 1 <= shares <= 64
+    assert (blocks * shares) % wave == 0 or shares == 64
