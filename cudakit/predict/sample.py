@@ -61,6 +61,9 @@ class Sample:
     total_blocks: int
     seconds: float
     done: float = 1.0  # the part of its work the sample did (less: a block stopped early)
+    # runs that belong together for the cache model: a run and the same blocks one row of
+    # the grid further (its neighbours in y), first the run itself
+    groups: list[list[tuple[int, int]]] | None = None
 
     @property
     def sampled_blocks(self) -> int:
@@ -119,19 +122,44 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     probe = time.perf_counter() - start
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
     more = max(0, min(affordable, budget - 1, nblocks - 1))
-    runs = []
+    groups: list[list[tuple[int, int]]] = []
     if more >= nblocks - 1:
-        runs = [(1, nblocks - 1)] if nblocks > 1 else []
+        groups = [[(1, nblocks - 1)]] if nblocks > 1 else []
     elif more:
-        per_run = max(1, (more + 1) // RUNS)
-        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // per_run))
+        row = grid[0] if nblocks > grid[0] else 0  # blocks of one grid row, if there are more
+        pair = 2 if row else 1  # each run with its neighbours one row below
+        per_run = max(1, (more + 1) // RUNS // pair)
+        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // (per_run * pair)))
         runs = [(max(f, 1), c - (1 if f == 0 else 0)) for f, c in runs if (f, c) != (0, 1)]
-        runs = [(f, c) for f, c in runs if c > 0]
-    ran = []
-    for k in range(0, len(runs), 2):  # two runs per launch, while time is left
+        taken = [(0, 1), *runs]
+        for f, c in runs:
+            if c <= 0:
+                continue
+            extra = [(g, n) for g, n in below(f, c, row, nblocks)
+                     if all(g + n <= t or t + m <= g for t, m in taken)]
+            taken += extra
+            groups.append([(f, c), *extra])
+    ran, together = [], [[(0, 1)]]
+    for k in range(0, len(groups), 2):  # two groups per launch, while time is left
         if ran and time.perf_counter() - start > seconds:
             break
-        emulate(runs[k:k + 2])
-        ran += runs[k:k + 2]
+        launch = [run for group in groups[k:k + 2] for run in group]
+        emulate(launch)
+        ran += launch
+        together += groups[k:k + 2]
     done = _merged([(0, 1), *ran])
-    return Sample(trace, counter, done, nblocks, time.perf_counter() - start)
+    return Sample(trace, counter, done, nblocks, time.perf_counter() - start, groups=together)
+
+
+def below(first: int, count: int, row: int, nblocks: int) -> list[tuple[int, int]]:
+    """The run one grid row after ``(first, count)`` (or before it, at the grid's end), when
+    the grid has more than one row and the run stays clear of its own blocks.
+
+    >>> below(0, 4, 64, 256), below(250, 4, 64, 256), below(0, 4, 0, 256)
+    ([(64, 4)], [(186, 4)], [])
+    """
+    if not row or count > row:
+        return []
+    if first + row + count <= nblocks:
+        return [(first + row, count)]
+    return [(first - row, count)] if first >= row else []

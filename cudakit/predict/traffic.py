@@ -21,9 +21,10 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    at most the allocation's size (all blocks together cannot read more than the array).
 3. **DRAM reads, capacity**: when the kernel's whole footprint exceeds the L2, each wave
    of blocks fetches its own working set again (the blocks resident together share through
-   L2; data reused by a later wave was evicted in between). The wave's working set is the
-   sample's distinct sectors per block, with the sharing seen between neighbouring blocks of
-   a run, times the blocks of a wave.
+   L2; data reused by a later wave was evicted in between). The wave's working set follows
+   how the sample's runs of neighbouring blocks grow: the sectors a run adds per block, times
+   the blocks of a wave, plus what a run needs beyond that (a stencil's last halo), fitted on
+   each run and its first half (:func:`_run_growth`).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
    writes of one sector).
 5. A device without L2 (the C1060) sends every request's sectors to DRAM.
@@ -243,6 +244,37 @@ def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float) -> float:
     return total + float(np.minimum(counts * SECTOR * scale, sizes).sum())
 
 
+def _run_growth(groups, blocks: np.ndarray, sectors: np.ndarray) -> tuple[float, float]:
+    """How the distinct sectors of neighbouring blocks grow with their number:
+    ``(ends, per_block)`` such that ``ends + per_block * n`` sectors serve ``n`` blocks.
+
+    Fitted on the sample's groups (:class:`~cudakit.predict.sample.Sample`): a run of
+    consecutive blocks with the run one grid row below it, against the run alone (a lone run:
+    against its first half). Blocks of a stencil share their halos with the next row of
+    blocks, so a wave of many rows needs little more than its own rows (``per_block``) plus
+    one halo (``ends``), not a lone block's sectors times its blocks.
+
+    >>> _run_growth([[(0, 2), (4, 2)]], np.array([0, 1, 4, 5]), np.array([0, 1, 1, 2]))
+    (1.0, 0.5)
+    """
+    whole = first = 0.0
+    total = firsts = 0
+    for group in groups:
+        runs = group if len(group) > 1 else [(group[0][0], group[0][1] // 2),
+                                             (group[0][0] + group[0][1] // 2,
+                                              group[0][1] - group[0][1] // 2)]
+        inside = [(blocks >= f) & (blocks < f + c) for f, c in runs]
+        mine = np.logical_or.reduce(inside)
+        whole += distinct(sectors[mine]).size
+        first += distinct(sectors[inside[0]]).size
+        total += sum(c for _, c in runs)
+        firsts += runs[0][1]
+    per_block = whole / max(total, 1)
+    if total > firsts:
+        per_block = min(max((whole - first) / (total - firsts), 0.0), per_block)
+    return max(whole - per_block * total, 0.0) / max(len(groups), 1), per_block
+
+
 def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             blocks_per_wave: int) -> Traffic:
     """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`."""
@@ -294,10 +326,9 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     ld_blocks, ld_sectors = loads.arrays()
     st_blocks, st_sectors = stores.arrays()
     per_block = float(distinct(pair_keys(ld_blocks, ld_sectors)).size)
-    starts = np.array(sorted(first for first, _ in sample.runs), np.int64)
-    runs = np.searchsorted(starts, ld_blocks, side="right") - 1
-    per_run = float(distinct(pair_keys(runs, ld_sectors)).size)
     sampled = sample.sampled_blocks
+    ends, per_extra = _run_growth(sample.groups or [[run] for run in sample.runs],
+                                   ld_blocks, ld_sectors)
     # rule 1: L1 hits of a block's re-reads, near ones and the part of far ones that fits
     footprint_block = per_block / sampled * SECTOR
     rereads = max(t.global_load_sectors - per_block, 0.0)
@@ -320,7 +351,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     elif t.footprint_bytes <= l2_bytes:
         t.dram_read_bytes = compulsory_read
     else:
-        wave_set = min(compulsory_read, per_run / sampled * SECTOR * blocks_per_wave)
+        wave_set = min(compulsory_read, (ends + per_extra * blocks_per_wave) * SECTOR)
         waves = sample.total_blocks / blocks_per_wave
         t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",

@@ -260,3 +260,28 @@ def test_constant_reads_at_different_addresses_serialise():
     assert spread.bound == "constant cache" and "one at a time" in spread.explanation
     assert spread.ms == pytest.approx(expected + d.kernel_min_us * 1e-3, rel=0.05)
     assert same.ms < spread.ms / 5
+
+
+ROWS4 = r"""
+__global__ void rows4(const float *in, float *out, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y0 = blockIdx.y * 4;
+    for (int y = y0; y < y0 + 4 && y < ny; ++y) {  // each block: 4 rows and their 2 halo rows
+        float up = y > 0 ? in[(y - 1) * nx + x] : 0.0f;
+        float down = y + 1 < ny ? in[(y + 1) * nx + x] : 0.0f;
+        out[y * nx + x] = up + in[y * nx + x] + down;
+    }
+}
+"""
+
+
+def test_a_stencil_larger_than_l2_reads_its_rows_about_once():
+    # Blocks of one wave are neighbours in y too: their halo rows are read by the block
+    # below while still in L2, so DRAM sees each row about once (the H100 ran lab 21's
+    # heat2d_vec4, 4 rows per block, as fast as cudaMemcpy), not the 6/4 a lone block reads.
+    nx, ny = 8192, 4096
+    a = np.zeros((ny, nx), np.float32)
+    p = cudakit.predict(ROWS4, "rows4", grid=(nx // 128, ny // 4), block=(128,),
+                        args=[a, np.zeros_like(a), np.int32(nx), np.int32(ny)])
+    assert p.counts["footprint_bytes"] > cudakit.predict.load("H100").l2_bytes
+    assert a.nbytes <= p.counts["dram_read_bytes"] < 1.05 * a.nbytes
+    assert p.counts["l2_read_bytes"] > 1.4 * a.nbytes  # the halos are read again, from L2
