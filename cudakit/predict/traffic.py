@@ -24,7 +24,8 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    L2; data reused by a later wave was evicted in between). The wave's working set follows
    how the sample's runs of neighbouring blocks grow: the sectors a run adds per block, times
    the blocks of a wave, plus what a run needs beyond that (a stencil's last halo), fitted on
-   each run and its first half (:func:`_run_growth`).
+   each run with the same blocks one grid row below (or, in a grid of one row, on the run and
+   its first half: :func:`_run_growth`).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
    writes of one sector).
 5. A device without L2 (the C1060) sends every request's sectors to DRAM.
