@@ -278,7 +278,6 @@ ASYNC_CONFIGS = [(256, 128, 8, 16, 4, 0, 1, 1, 0, 0), (128, 128, 8, 16, 4, 0, 2,
 # sgemm_async with checks in every copy) against the FAST candidates (indices into the lists)
 QUICK_SGEMM = [(256, 128, 8, 1, 16, 4), (128, 128, 16, 2, 8, 4), (64, 128, 16, 2, 8, 4)]
 QUICK_ASYNC = [1, 8, 9, 10, 11, 12, 13]  # GROUP 8 with FAST spills (28 bytes): left out
-QUICK = False
 
 
 def async_name(cfg) -> str:
@@ -293,7 +292,7 @@ def async_source(cfg) -> str:
 
 
 @section
-def matmul():
+def matmul(quick: bool = False):
     import cupy as cp
 
     from benchmarks.common import build_kernels
@@ -302,7 +301,7 @@ def matmul():
     configs = [(256, 128, 8, 1, 16, 4), (256, 128, 16, 1, 16, 0), (256, 128, 8, 1, 16, 0),
                (128, 128, 16, 1, 8, 4), (128, 128, 16, 2, 8, 4), (64, 64, 16, 4, 8, 4),
                (64, 64, 16, 3, 8, 4), (128, 64, 16, 2, 16, 4), (64, 128, 16, 2, 8, 4)]
-    if QUICK:
+    if quick:
         configs = QUICK_SGEMM
     ks = {}
     for cfg in configs:
@@ -315,7 +314,7 @@ def matmul():
         except Exception as exc:
             print("build failed", cfg, str(exc)[:500])
     for i, cfg in enumerate(ASYNC_CONFIGS):
-        if QUICK and i not in QUICK_ASYNC:
+        if quick and i not in QUICK_ASYNC:
             continue
         try:
             ks[cfg], info = build(async_source(cfg), ["sgemm_async"])
@@ -327,7 +326,7 @@ def matmul():
     rng = np.random.default_rng(12)
     rows = []
     sizes = [(4096, 4096, 4096), (2048, 2048, 2048), (1000, 1000, 1000), (1023, 777, 1029)]
-    for m, n, kk in sizes + ([(4096, 4096, 4096)] if QUICK else []):  # 4096³ twice: the scatter
+    for m, n, kk in sizes + ([(4096, 4096, 4096)] if quick else []):  # 4096³ twice: the scatter
         size = f"{m}x{n}x{kk}" + (" run2" if any(r["size"] == f"{m}x{n}x{kk}" for r in rows) else "")
         a = rng.uniform(-1, 1, (m, kk)).astype(np.float32)
         b = rng.uniform(-1, 1, (kk, n)).astype(np.float32)
@@ -362,7 +361,7 @@ def matmul():
                              gflops=flop / ms / 1e6))
         sel = [r for r in rows if r["size"] == size]
         cub = sel[0]["gflops"]
-        top = sorted((r for r in sel[1:] if r["ok"]), key=lambda r: -r["gflops"])[:8 if QUICK else 4]
+        top = sorted((r for r in sel[1:] if r["ok"]), key=lambda r: -r["gflops"])[:8 if quick else 4]
         print(f"{size}: cuBLAS {cub:.0f}; " + "; ".join(
             f"{r['kernel']} {r['gflops'] / cub:.3f}" for r in top), flush=True)
         bad = [r["kernel"] for r in sel if not r["ok"]]
@@ -572,8 +571,6 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=["reduction", "transpose", "matmul", "nbody", "stencil"])
     parser.add_argument("--quick", action="store_true", help="matmul: QUICK_SGEMM and QUICK_ASYNC only")
     opts = parser.parse_args()
-    global QUICK
-    QUICK = opts.quick
     opts.out.mkdir(parents=True, exist_ok=True)
     from benchmarks.common import environment_line
 
@@ -585,7 +582,7 @@ def main() -> None:
         stdout=open(opts.out / "clocks.csv", "w"), stderr=subprocess.DEVNULL)
     for name in opts.only:
         print(f"== {name} starts at {time.strftime('%H:%M:%S')}", flush=True)
-        globals()[name]()
+        globals()[name](*((opts.quick,) if name == "matmul" else ()))
         (opts.out / "sweep16.json").write_text(json.dumps(RESULTS, indent=1, default=str))
     clocks.terminate()
 
