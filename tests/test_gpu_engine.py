@@ -142,9 +142,11 @@ def test_benchmark_on_the_gpu_gives_the_prediction_and_its_error():
         lambda: kernels["vec_add"](a, b, c, n, grid=(n // 256,), block=(256,)), repeat=10)
     predicted = result.predicted
     assert predicted is not None and predicted.ms > 0
-    # memory-bound: 192 MiB through DRAM; the H100 needs about 0.07 ms, the model is not far off
+    # 192 MiB through DRAM; the H100 needs about 0.07 ms, the model is not far off. One float
+    # per thread and operand keeps too few bytes in flight for the DRAM latency at that
+    # bandwidth (Little's law), so the model may name either the bandwidth or the latency
     (name, launch), = predicted.parts
-    assert name == "vec_add" and launch.bound == "memory", predicted.why
+    assert name == "vec_add" and launch.bound in ("memory", "latency"), predicted.why
     assert 0.5 < predicted.ms / result.median < 2, (predicted.ms, result.median)
     error = f"({predicted.ms / result.median - 1:+.0%})"
     assert "cudakit.predict for the H100" in repr(result) and error in repr(result)
