@@ -21,12 +21,14 @@ division, square root and reciprocal, count the SASS instructions ptxas expands 
 local memory marks its destination registers pending; the first later instruction that reads
 a pending register ends one memory period and clears every pending register of that warp, so
 loads issued back to back before any use overlap (memory-level parallelism) and count once.
-Shared-memory loads are counted the same way as ``shared_periods``. Two rules stand for
-ptxas's scheduling, which PTX order does not show: loads move up in their basic block as far
-as their registers allow, never above a store or a barrier (:func:`hoisted`); and a store of
-pending data puts its wait off to the next other reader, barrier or loop branch (ptxas turns
-short guarded blocks such as ``if (k < K) tile[t] = a[i];`` into predicated code and issues
-their loads first).
+Shared-memory loads are counted the same way as ``shared_periods``; a wait for a shared load
+clears only the shared ones, as a global load issued before it is still in flight. Three rules
+stand for ptxas's scheduling, which PTX order does not show: loads move up in their basic
+block as far as their registers allow, never above a store or a barrier (:func:`hoisted`); a
+store of pending data puts its wait off to the next other reader, barrier or loop branch
+(ptxas turns short guarded blocks such as ``if (k < K) tile[t] = a[i];`` into predicated code
+and issues their loads first); and a block's instructions issue in the order of a list
+scheduler, not in PTX order (:func:`issue_cycles`).
 
 >>> instruction_class("fma.rn.f32"), instruction_class("ld.global.nc.v4.f32")
 ('fp32', 'ld.global')
@@ -36,6 +38,7 @@ their loads first).
 
 from __future__ import annotations
 
+import heapq
 import re
 
 import numpy as np
@@ -208,11 +211,12 @@ def _expansion(opcode: str) -> tuple[str, str] | None:
 
 
 def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = False) -> int:
-    """Cycles one warp needs to issue a basic block: in order, one warp instruction per clock,
-    each waiting until its operands are ready (:data:`DEPENDENT`; loaded registers count as
-    ready, their wait being a memory period). A loop's body (``back_edge``) is issued twice
-    and the second pass counted, so a chain carried from one trip to the next counts;
-    registers from other basic blocks count as ready.
+    """Cycles one warp needs to issue a basic block, one warp instruction per clock, each
+    waiting until its operands are ready (:data:`DEPENDENT`; loaded registers count as ready,
+    their wait being a memory period), in the order ptxas's list scheduler would pick
+    (:func:`_schedule`). A loop's body (``back_edge``) is issued twice and the second pass
+    counted, so a chain carried from one trip to the next counts; registers from other basic
+    blocks count as ready.
 
     >>> from types import SimpleNamespace as I
     >>> chain = [I(opcode="fma.rn.f32", operands=["%f1", "%f1", "%f2", "%f3"], guard=None)] * 3
@@ -221,40 +225,110 @@ def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = 
     >>> div = I(opcode="div.rn.f32", operands=["%f1", "%f1", "%f2"], guard=None)
     >>> issue_cycles([div, div])   # 44 cycles each (measured); the second waits for the first
     85
+    >>> two = [I(opcode="fma.rn.f32", operands=[a, a, "%f2", "%f3"], guard=None)
+    ...        for a in ("%f1", "%f1", "%f4", "%f4")]
+    >>> issue_cycles(two)   # the chains interleave: f1, f4, (wait) f1, f4
+    6
     """
-    def one_pass(ready: dict, start: int) -> int:
-        t = start
-        for ins in instructions:
-            reads, writes = _reads_writes(ins)
-            operands = max((ready.get(r, 0) for r in reads), default=0)
-            slots = {} if id(ins) in fused_muls else sass_slots(ins.opcode, ins.operands)
-            n = sum(v for k, v in slots.items() if k != "free")
-            if not n:  # renamed or folded into an FMA: its result is its operands
-                for w in writes:
-                    ready[w] = operands
-                continue
-            start = max(t, operands)
-            if n > 1:
-                # an expansion (integer division, IEEE division and square root) is a chain
-                # of dependent SASS instructions (Newton-Raphson steps on a MUFU estimate,
-                # ending in an ALU step); its check-and-branch runs beside it. The warp
-                # issues its next instruction once the chain's last step has issued.
-                done = start + (EXPANSION_LATENCY.get(_expansion(ins.opcode)) or sum(
-                    DEPENDENT.get(k, 1) * v for k, v in slots.items()
-                    if k not in ("free", "branch")))
-                t = max(start + n, done - DEPENDENT["fp32"] + 1)
-            else:
-                cls = instruction_class(ins.opcode, ins.operands)
-                ftz = cls == "sfu" and ".ftz" in ins.opcode
-                done = start + (SFU_FTZ if ftz else DEPENDENT.get(cls, 0))
-                t = start + 1
-            for w in writes:
-                ready[w] = done
-        return t
-
     ready: dict = {}
-    first = one_pass(ready, 0)
-    return one_pass(ready, first) - first if back_edge else first
+    first = _schedule(instructions, fused_muls, ready, 0)
+    return _schedule(instructions, fused_muls, ready, first) - first if back_edge else first
+
+
+_ORDERED = ("bra", "brx", "ret", "exit", "call", "trap")
+
+
+def _schedule(instructions, fused_muls, ready: dict, start: int) -> int:
+    """One pass of a list scheduler over a basic block, from cycle ``start``; returns the
+    cycle after its last issue and leaves each written register's ready cycle in ``ready``.
+
+    ptxas schedules a block's instructions out of PTX order to hide their latencies (an
+    accumulator's four FMAs written one after the other run interleaved with the next
+    accumulator's). Each cycle the warp issues the first instruction in PTX order whose
+    operands are ready and whose predecessors have issued: the instructions whose results it
+    reads, the earlier readers and writers of what it writes, and, for memory operations,
+    barriers and branches, the previous such instruction (memory order). An expansion with
+    a slow path (:data:`SPLIT`: a branch in SASS) splits the block; its last instruction (a
+    branch) issues last. Written by hand: ptxas's scheduler is not a library, and this one
+    needs only the latencies the model already has.
+    """
+    n_ins = len(instructions)
+    steps, preds = [], [set() for _ in range(n_ins)]
+    last_write: dict = {}
+    readers: dict = {}
+    last_ordered = fence = -1
+    for i, ins in enumerate(instructions):
+        reads, writes = _reads_writes(ins)
+        slots = {} if id(ins) in fused_muls else sass_slots(ins.opcode, ins.operands)
+        kind = _kind(ins)
+        p = preds[i]
+        p.update(last_write[r] for r in reads if r in last_write)
+        for w in writes:
+            if w in last_write:
+                p.add(last_write[w])
+            p.update(readers.get(w, ()))
+        if kind == SPLIT or i == n_ins - 1:  # everything before it issues first
+            p.update(range(fence + 1, i))
+        if fence >= 0:
+            p.add(fence)
+        if kind != ALU or ins.opcode.split(".")[0] in _ORDERED:
+            if last_ordered >= 0:
+                p.add(last_ordered)
+            last_ordered = i
+        if kind == SPLIT:
+            fence = i
+        for r in reads:
+            readers.setdefault(r, []).append(i)
+        for w in writes:
+            last_write[w] = i
+            readers[w] = []
+        steps.append((reads, writes, slots, sum(v for k, v in slots.items() if k != "free")))
+    after = [[] for _ in range(n_ins)]
+    left = [len(p) for p in preds]
+    for i, p in enumerate(preds):
+        for j in p:
+            after[j].append(i)
+    waiting = [(start, i) for i in range(n_ins) if not left[i]]  # (earliest cycle, index)
+    heapq.heapify(waiting)
+    available: list = []  # indices whose operands are ready now
+    t = start
+    while waiting or available:
+        while waiting and waiting[0][0] <= t:
+            heapq.heappush(available, heapq.heappop(waiting)[1])
+        if not available:
+            t = waiting[0][0]
+            continue
+        i = heapq.heappop(available)
+        reads, writes, slots, n = steps[i]
+        operands = max((ready.get(r, 0) for r in reads), default=0)
+        if n and operands > t:  # a register became pending since it was queued
+            heapq.heappush(waiting, (operands, i))
+            continue
+        if not n:  # renamed or folded into an FMA: its result is its operands
+            done = operands
+        elif n > 1:
+            # an expansion (integer division, IEEE division and square root) is a chain of
+            # dependent SASS instructions (Newton-Raphson steps on a MUFU estimate, ending in
+            # an ALU step); its check-and-branch runs beside it. The warp issues its next
+            # instruction once the chain's last step has issued.
+            ins = instructions[i]
+            done = t + (EXPANSION_LATENCY.get(_expansion(ins.opcode)) or sum(
+                DEPENDENT.get(k, 1) * v for k, v in slots.items()
+                if k not in ("free", "branch")))
+            t = max(t + n, done - DEPENDENT["fp32"] + 1)
+        else:
+            ins = instructions[i]
+            cls = instruction_class(ins.opcode, ins.operands)
+            ftz = cls == "sfu" and ".ftz" in ins.opcode
+            done = t + (SFU_FTZ if ftz else DEPENDENT.get(cls, 0))
+            t += 1
+        for w in writes:
+            ready[w] = done
+        for j in after[i]:
+            left[j] -= 1
+            if not left[j]:
+                heapq.heappush(waiting, (max([t] + [ready.get(r, 0) for r in steps[j][0]]), j))
+    return t
 
 
 #: how many trips of a counted single-block loop ptxas puts in one: nvdisasm of nvcc 13.0's
@@ -504,8 +578,7 @@ class _Row:
             if kind == FLUSH:
                 if self.deferred:
                     waits.append((self.deferred, 1))
-                    self.deferred = 0
-                    row[:] = [0] * len(row)
+                    self._clear(self.deferred)
                 continue
             now = max((row[r] for r in reads), default=0)
             if now:
@@ -513,11 +586,17 @@ class _Row:
                     self.deferred = max(self.deferred, now)
                 else:
                     waits.append((max(now, self.deferred), 1))
-                    self.deferred = 0
-                    row[:] = [0] * len(row)
+                    self._clear(max(now, self.deferred))
             for w in writes:
                 row[w] = kind
         return waits
+
+    def _clear(self, kind: int) -> None:
+        """After a wait for a load of ``kind``: every load issued before it is back when
+        that was a global load; only the shared ones when it was a shared load (a global
+        load still in flight stays pending)."""
+        self.pending[:] = [0 if kind == GLOBAL or k == SHARED else k for k in self.pending]
+        self.deferred = 0 if kind == GLOBAL or self.deferred == SHARED else self.deferred
 
 
 class _Rows:
@@ -538,8 +617,15 @@ class _Rows:
                 which = warps[kinds == kind]
                 waits.append((kind, int(which.size)))
                 self.waits[row, which] += 1
-            self.pending[warps[hit]] = 0
-            self.deferred[warps[hit]] = 0
+            # as _Row._clear: a global wait ends every pending load, a shared one the shared
+            self.pending[warps[kinds == GLOBAL]] = 0
+            shared = warps[kinds == SHARED]
+            rows = self.pending[shared]
+            rows[rows == SHARED] = 0
+            self.pending[shared] = rows
+            self.deferred[warps[kinds == GLOBAL]] = 0
+            self.deferred[shared] = np.where(self.deferred[shared] == SHARED, 0,
+                                             self.deferred[shared])
 
     def run(self, events, warps) -> list[tuple[int, int]]:
         waits: list = []

@@ -141,7 +141,9 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     per_period = moved / w / max(x.chain_periods, 1.0)
     bytes_per_clock = moved / seconds / d.sm_count / d.clock_hz if seconds else 0.0
     mwp_bandwidth = load * bytes_per_clock / per_period if per_period else math.inf
-    mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps))
+    # without global waits on the chain (cp.async copies, shared loads, barriers) nothing
+    # limits how many warps wait at once: those waits overlap across all warps
+    mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps)) if x.chain_periods > 0 else warps
     cwp = min((mem + comp) / comp, warps) if comp else warps
     slice_ = comp / periods  # compute between two waits
     # one warp's own path, a lower bound whatever the other warps do: its waits plus the

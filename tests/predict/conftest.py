@@ -106,4 +106,26 @@ __global__ void increment(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) a[i] += 1.0f;
 }
+__global__ void mixed_waits(const float *a, float *b) {
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    s[t] = (float)t;
+    __syncthreads();
+    float g = a[t];            // a global load in flight
+    float h = s[127 - t];      // a shared load
+    float u = h + 1.0f;        // waits for the shared load only
+    b[t] = u * u + g;          // the global load is still on its way: a wait of its own
+}
+__global__ void four_chains(const float *a, float *b, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = a[i], y = a[i + 32];
+    float c0 = 0.f, c1 = 1.f, c2 = 2.f, c3 = 3.f;
+    for (int j = 0; j < k; j++) {  // each chain's four steps written one after the other
+        c0 = fmaf(c0, x, y); c0 = fmaf(c0, x, y); c0 = fmaf(c0, x, y); c0 = fmaf(c0, x, y);
+        c1 = fmaf(c1, x, y); c1 = fmaf(c1, x, y); c1 = fmaf(c1, x, y); c1 = fmaf(c1, x, y);
+        c2 = fmaf(c2, x, y); c2 = fmaf(c2, x, y); c2 = fmaf(c2, x, y); c2 = fmaf(c2, x, y);
+        c3 = fmaf(c3, x, y); c3 = fmaf(c3, x, y); c3 = fmaf(c3, x, y); c3 = fmaf(c3, x, y);
+    }
+    b[i] = c0 + c1 + c2 + c3;
+}
 """

@@ -88,6 +88,15 @@ def test_a_block_waits_for_its_slowest_warp(module):
     assert c.slowest == (3.0, 0.0) and c.blocks == 2
 
 
+def test_a_shared_wait_does_not_end_a_global_one(module):
+    # a global and a shared load in flight; the first reader reads only the shared value:
+    # its wait (tens of cycles) says nothing of the global load, which is waited for later
+    a = emu.to_device(np.ones(128, np.float32))
+    b = emu.mem_alloc(128 * 4)
+    c = run(module, "mixed_waits", a, b, grid=(1,), block=(128,))
+    assert c.warps == 4 and c.shared_periods == 4 and c.periods == 4
+
+
 def test_a_guarded_copy_waits_once_per_warp(module):
     a = emu.to_device(np.ones(1000, np.float32))
     b = emu.mem_alloc(1000 * 4)
@@ -167,6 +176,18 @@ def test_a_dependent_fma_chain_takes_four_cycles_a_step(module):
     assert 4 * k <= c.cycles <= 4 * k + c.ops
     # sixteen independent chains would issue in about one cycle each: here ops << cycles
     assert c.ops < 0.5 * c.cycles
+
+
+def test_independent_chains_written_one_after_the_other_issue_interleaved(module):
+    # four accumulators, each stepped four times in a row (as sgemm_async's `acc[i][j] +=` for
+    # four k): in PTX order each chain would wait 4 cycles a step (about 52 cycles a trip);
+    # ptxas interleaves the chains, so the 16 FMAs of a trip issue in about 16 cycles
+    k = 64
+    a = emu.to_device(np.ones(64, np.float32))
+    b = emu.mem_alloc(32 * 4)
+    c = run(module, "four_chains", a, b, np.int32(k), grid=(1,), block=(32,))
+    assert c.classes["fp32"] >= 16 * k
+    assert 16 * k <= c.cycles <= 1.25 * 16 * k + c.ops - c.classes["fp32"]
 
 
 def test_a_counted_loop_pays_its_control_once_per_ptxas_unroll(module):

@@ -76,3 +76,24 @@ def test_the_dram_latency_under_load_is_little_s_law_fixed_point():
     assert loaded(curve, drawn) == pytest.approx(latency, rel=1e-3)
     # more latency than idle, so slower than with the idle chase's figure
     assert estimate(x, D).seconds > _deciding(_terms(x, D, 8, 1))[1]
+
+
+def test_waits_for_shared_loads_overlap_however_many_lines_cp_async_moves():
+    # a cp.async kernel: its copies go global -> shared with no register to wait on, so its
+    # warps wait only for shared loads and barriers (no global period). Hong & Kim's MWP
+    # counts the warps whose *global* waits overlap; with none, the lines the copies move
+    # (L1/L2 traffic, priced by their own terms) must not serialise the shared waits.
+    def cp_async(lines: int) -> Launch:
+        w = 8
+        traffic = Traffic(global_load_requests=lines, global_load_sectors=4 * lines,
+                          global_lines=lines, l2_read_bytes=128 * lines)
+        return Launch(classes={"fp32": 1000 * w, "barrier": 10 * w}, issued=1000 * w,
+                      cycles=1000 * w, warps=w, periods=0, shared_periods=20 * w,
+                      chain_periods=0, chain_shared_periods=20, blocks=1,
+                      warps_per_block=w, blocks_per_sm=1, traffic=traffic)
+    few, _ = hong_kim(cp_async(8), D, 8)
+    many, _ = hong_kim(cp_async(8_000_000), D, 8)
+    assert many == pytest.approx(few)
+    # and the block still pays its waits and its work in lockstep (the barrier rule)
+    mem = 20 * D.shared_latency_cycles + 10 * D.barrier_cycles
+    assert few >= mem + 1000 * 8 / D.issue_per_clk_per_sm
