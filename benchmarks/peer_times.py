@@ -1,0 +1,204 @@
+"""Held-out kernels for issue 19: NVIDIA's cuda-samples kernels of the peer suite
+(``tests/emu/peer/kernels``, copied unchanged; nothing in the model was built or checked on
+them), at the samples' sizes or larger, timed on the H100 and predicted without it.
+
+    python -m benchmarks.peer_times --record benchmarks/fixtures/h100_peer_times.json  # GPU
+    python -m benchmarks.peer_times                                                  # here
+
+``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
+instances by name), launches it with PyCUDA on the inputs below and keeps the median of 20
+launches timed with CUDA events, after 3 warm-up launches. Without it, each launch is
+predicted with ``cudakit.predict`` on the same inputs and set against the stored time.
+Written by hand: it joins the peer suite's kernels with the GPU's clock and the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tests.emu.peer.cases import KERNELS
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_peer_times.json"
+
+
+@dataclass
+class Launch:
+    name: str
+    file: str
+    kernel: str  # as the peer suite names it: "MatrixMulCUDA<32>"
+    inputs: object  # rng -> list of host arrays / NumPy scalars
+    grid: tuple
+    block: tuple
+    shared: int = 0
+
+    @property
+    def source(self) -> str:
+        return (KERNELS / self.file).read_text()
+
+
+def _floats(n, lo=0.0, hi=1.0):
+    return lambda r: r.uniform(lo, hi, n).astype(np.float32)
+
+
+def _vector_add(n):
+    return lambda r: [_floats(n)(r), _floats(n)(r), np.zeros(n, np.float32), np.int32(n)]
+
+
+def _black_scholes(opt_n):
+    half = opt_n // 2
+
+    def inputs(r):
+        pair = lambda lo, hi: r.uniform(lo, hi, 2 * half).astype(np.float32)  # noqa: E731
+        return [np.zeros(2 * half, np.float32), np.zeros(2 * half, np.float32),
+                pair(5.0, 30.0), pair(1.0, 100.0), pair(0.25, 10.0), np.float32(0.02),
+                np.float32(0.30), np.int32(opt_n)]
+    return inputs
+
+
+def _matrix(w, h):
+    return lambda r: [np.zeros(w * h, np.float32), _floats(w * h)(r), np.int32(w), np.int32(h)]
+
+
+def _scalar_prod(vectors, elements):
+    return lambda r: [np.zeros(vectors, np.float32), _floats(vectors * elements)(r),
+                      _floats(vectors * elements)(r), np.int32(vectors), np.int32(elements)]
+
+
+def _histogram256(nbytes, partials):
+    return lambda r: [np.zeros(partials * 256, np.uint32),
+                      r.integers(0, 2**32, nbytes // 4, dtype=np.uint32), np.uint32(nbytes // 4)]
+
+
+def _fwt(n, last):
+    return lambda r: [np.zeros(n, np.float32), _floats(n, -1, 1)(r), np.int32(last)]
+
+
+def _scan(n):
+    return lambda r: [np.zeros(n, np.uint32), r.integers(0, 100, n, dtype=np.uint32),
+                      np.uint32(1024)]
+
+
+def _uniform_update(n):
+    return lambda r: [r.integers(0, 100, n, dtype=np.uint32),
+                      r.integers(0, 1000, n // 1024, dtype=np.uint32)]
+
+
+def _matmul(n):
+    return lambda r: [np.zeros(n * n, np.float32), _floats(n * n)(r), _floats(n * n)(r),
+                      np.int32(n), np.int32(n)]
+
+
+def _reduce(n, dtype, grid):
+    return lambda r: [r.integers(0, 50, n).astype(dtype), np.zeros(grid, dtype), np.uint32(n)]
+
+
+N = 1 << 24
+T = 4096  # the transposes' matrix: 4096 x 4096 floats, tiles of 32 x 32, blocks of 32 x 16
+LAUNCHES = [
+    Launch("vectorAdd 2^25", "vectorAdd.cu", "vectorAdd", _vector_add(1 << 25),
+           ((1 << 25) // 256,), (256,)),
+    Launch("BlackScholes 8M options", "BlackScholes.cu", "BlackScholesGPU",
+           _black_scholes(8_000_000), (-(-4_000_000 // 128),), (128,)),
+    *[Launch(f"{k} 4096²", "transpose.cu", k, _matrix(T, T), (T // 32, T // 32), (32, 16))
+      for k in ("copy", "copySharedMem", "transposeNaive", "transposeCoalesced",
+                "transposeNoBankConflicts", "transposeDiagonal")],
+    Launch("scalarProd 512 x 32768", "scalarProd.cu", "scalarProdGPU", _scalar_prod(512, 32768),
+           (128,), (256,)),
+    Launch("histogram256 64 MB", "histogram256.cu", "histogram256Kernel",
+           _histogram256(64 << 20, 240), (240,), (192,)),
+    Launch("fwtBatch1 2^23", "fastWalshTransform.cu", "fwtBatch1Kernel", _fwt(1 << 23, 11),
+           ((1 << 23) >> 11,), (512,), 2048 * 4),
+    Launch("fwtBatch2 2^23", "fastWalshTransform.cu", "fwtBatch2Kernel",
+           _fwt(1 << 23, 1 << 20), ((1 << 23) // 4 // 256, 1), (256,)),
+    Launch("modulate 2^23", "fastWalshTransform.cu", "modulateKernel",
+           lambda r: [_floats(1 << 23)(r), _floats(1 << 23)(r), np.int32(1 << 23)], (128,),
+           (256,)),
+    Launch("scanExclusiveShared 2^24", "scan.cu", "scanExclusiveShared", _scan(N),
+           (N // 1024,), (256,)),
+    Launch("uniformUpdate 2^24", "scan.cu", "uniformUpdate", _uniform_update(N),
+           (N // 1024,), (256,)),
+    Launch("MatrixMulCUDA<32> 2048³", "matrixMul.cu", "MatrixMulCUDA<32>", _matmul(2048),
+           (64, 64), (32, 32)),
+    Launch("reduce4<int, 256> 2^24", "reduction.cu", "reduce4<int, 256>",
+           _reduce(N, np.int32, N // 512), (N // 512,), (256,), 256 * 4),
+    Launch("reduce6<int, 256, true> 2^24", "reduction.cu", "reduce6<int, 256, true>",
+           _reduce(N, np.int32, 64), (64,), (256,), 256 * 4),
+]
+
+
+def record(path: str, repeat: int = 20) -> None:
+    """Time every launch on this machine's GPU (PyCUDA) and write the fixture."""
+    import pycuda.driver as drv
+
+    from tests.emu.peer.record_h100 import pycuda_engine
+
+    gpu = pycuda_engine()
+    out = {}
+    for launch in LAUNCHES:
+        host = launch.inputs(np.random.default_rng(5))
+        fn = gpu.peer_function(launch)
+        dev = [drv.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+        grid = (*launch.grid, 1)[:max(2, len(launch.grid))]  # PyCUDA: 2 or 3 extents
+        block = (*launch.block, 1, 1)[:3]
+        start, end = drv.Event(), drv.Event()
+        times = []
+        for k in range(3 + repeat):
+            start.record()
+            fn(*dev, grid=grid, block=block, shared=launch.shared)
+            end.record()
+            end.synchronize()
+            if k >= 3:
+                times.append(end.time_since(start))
+        out[launch.name] = {"ms": statistics.median(times), "min_ms": min(times)}
+        print(f"{launch.name:34s} {out[launch.name]['ms']:.4f} ms", flush=True)
+        for d in dev:
+            if not isinstance(d, np.generic):
+                d.free()
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout
+    Path(path).write_text(json.dumps({"device": smi.strip(), "repeat": repeat,
+                                      "launches": out}, indent=1) + "\n")
+
+
+def compare(path: Path = FIXTURE) -> list[dict]:
+    """Predict every launch and set it against the stored H100 time."""
+    import cudakit
+
+    stored = json.loads(path.read_text())["launches"]
+    rows = []
+    for launch in LAUNCHES:
+        host = launch.inputs(np.random.default_rng(5))
+        p = cudakit.predict(launch.source, launch.kernel, grid=launch.grid, block=launch.block,
+                            args=host, shared=launch.shared)
+        measured = stored[launch.name]["ms"]
+        rows.append({"name": launch.name, "measured_ms": measured, "predicted_ms": p.ms,
+                     "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound})
+        print(f"| {launch.name} | {measured:.4f} | {p.ms:.4f} | {rows[-1]['error_pct']:+.0f}% | "
+              f"{p.bound} |", flush=True)
+    errors = [abs(r["error_pct"]) for r in rows]
+    within = sum(e <= 30 for e in errors)
+    print(f"\n{len(rows)} launches: median |error| {statistics.median(errors):.1f}%, "
+          f"within +-30%: {within} of {len(rows)}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--record", metavar="JSON", help="time the launches on this GPU")
+    args = parser.parse_args(argv)
+    if args.record:
+        record(args.record)
+    else:
+        print("| launch | H100 ms | predicted ms | error | bound |\n|---|---|---|---|---|")
+        compare()
+
+
+if __name__ == "__main__":
+    main()
