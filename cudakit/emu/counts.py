@@ -24,7 +24,8 @@ loads issued back to back before any use overlap (memory-level parallelism) and 
 Shared-memory loads are counted the same way as ``shared_periods``; a wait for a shared load
 clears only the shared ones, as a global load issued before it is still in flight. Three rules
 stand for ptxas's scheduling, which PTX order does not show: loads move up in their basic
-block as far as their registers allow, never above a store or a barrier (:func:`hoisted`); a
+block with their address arithmetic, never above a store or a barrier (:func:`hoisted`; a
+short guarded block's loads go with the block before it, :func:`predicable`); a
 store of pending data puts its wait off to the next other reader, barrier or loop branch
 (ptxas turns short guarded blocks such as ``if (k < K) tile[t] = a[i];`` into predicated code
 and issues their loads first); and a block's instructions issue in the order of a list
@@ -395,27 +396,62 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False,
 
 
 def hoisted(events: list) -> list:
-    """Loads moved up in their basic block as far as their registers allow, as ptxas
-    schedules independent loads early so that their latencies overlap; never above a store
-    or a barrier (memory order) or an expansion with a slow path (:data:`SPLIT`: in SASS a
-    branch and a call end the block). The SPLIT events come back as ALU ones.
+    """Loads moved up in their basic block, each with the instructions that compute its
+    address (its backward slice), as ptxas schedules independent loads early so that their
+    latencies overlap; never above a store or a barrier (memory order), an expansion with a
+    slow path (:data:`SPLIT`: in SASS a branch and a call end the block) or the load whose
+    result the address needs, nor above an instruction that reads or writes what the moved
+    ones write or that writes what they read. The SPLIT events come back as ALU ones.
 
     >>> [e[2] for e in hoisted([(["a"], ["b"], 0), (["x"], ["y"], 2), (["y"], [], 0)])]
     [2, 0, 0]
     >>> [e[2] for e in hoisted([(["a"], ["b"], 5), (["x"], ["y"], 2)])]
     [0, 2]
+    >>> # acc += p[i]; q = p + 4 (an address); acc += q[0]: the second load goes up with
+    >>> # its address, so both loads are in flight before the first reader
+    >>> ev = [([], ["v1"], 2), (["v1", "acc"], ["acc"], 0), (["p"], ["q"], 0),
+    ...       (["q"], ["v2"], 2), (["v2", "acc"], ["acc"], 0)]
+    >>> [e[1] for e in hoisted(ev)]
+    [['q'], ['v2'], ['v1'], ['acc'], ['acc']]
     """
     out: list = []
-    for reads, writes, kind in events:
+    for event in events:
+        reads, writes, kind = event
+        if kind not in (SHARED, GLOBAL):
+            out.append(event)
+            continue
+        lo = max((k + 1 for k, e in enumerate(out) if e[2] in (STORE, FLUSH, SPLIT)), default=0)
+        need, chosen = set(reads), []
+        for k in range(len(out) - 1, lo - 1, -1):
+            if need & set(out[k][1]):
+                if out[k][2] != ALU:  # the address needs a loaded value: stay below it
+                    lo = k + 1
+                    break
+                chosen.append(k)
+                need |= set(out[k][0])
+        moving = {k for k in chosen if k >= lo}
+        # what the events crossing out[k] read and write: those below it that move, and the load
+        group_reads, group_writes = set(reads), set(writes)
         pos = len(out)
-        if kind in (SHARED, GLOBAL):
-            need, mine = set(reads), set(writes)
-            while pos and out[pos - 1][2] not in (STORE, FLUSH, SPLIT) and not (
-                    need & set(out[pos - 1][1]) or mine & set(out[pos - 1][0])
-                    or mine & set(out[pos - 1][1])):
-                pos -= 1
-        out.insert(pos, (reads, writes, kind))
+        while pos > lo:
+            k = pos - 1
+            r, w, _ = out[k]
+            if k in moving:
+                group_reads |= set(r)
+                group_writes |= set(w)
+            elif group_reads & set(w) or group_writes & set(r) or group_writes & set(w):
+                break
+            pos -= 1
+        out = (out[:pos] + [out[k] for k in sorted(moving) if k >= pos] + [event]
+               + [e for k, e in enumerate(out[pos:], pos) if k not in moving])
     return [(r, w, ALU if k == SPLIT else k) for r, w, k in out]
+
+
+def predicable(instructions) -> bool:
+    """Can ptxas turn this guarded block into predicated code (no barrier, call or expansion
+    with a slow path: those end a SASS block)?"""
+    return not any(_kind(ins) in (FLUSH, SPLIT) or ins.opcode.startswith("call")
+                   for ins in instructions)
 
 
 def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:

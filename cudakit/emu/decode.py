@@ -25,7 +25,7 @@ from ..errors import UnsupportedError
 from ..i18n.messages import _
 from . import numeric as nm
 from .batch import Site
-from .counts import block_profile, issue_cycles, scoreboard_program
+from .counts import block_profile, hoisted, issue_cycles, predicable, scoreboard_program
 from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
 from .vectorize import register_alignment, shared_alignment, vector_groups
@@ -133,10 +133,36 @@ def decode_function(fn: Function, program) -> Decoded:
         b.classes, ev = block_profile(fn.body[b.start:end], muls, back, self_loop=unrolled)
         b.cycles = issue_cycles(fn.body[b.start:end], muls, back)
         events.append(ev)
+    _if_converted(fn, starts, dec.blocks, events)
     dec.tracked, programs = scoreboard_program(events)
     for b, program in zip(dec.blocks, programs, strict=True):
         b.scoreboard = program
     return dec
+
+
+#: the longest guarded block (PTX instructions) taken as if-converted: ptxas predicates short
+#: ``if (...) { ... }`` bodies and schedules them with the block before
+IF_CONVERTED = 12
+
+
+def _if_converted(fn: Function, starts: list[int], blocks: list, events: list) -> None:
+    """Give a short guarded block's scoreboard events to the block that branches around it.
+
+    ``@p bra L; <T>; L:`` with a short ``T`` (no barrier, call or slow-path expansion)
+    becomes predicated code in SASS, one block with what precedes it, so ptxas issues ``T``'s
+    loads with the block's own (``reduce6``'s ``if (i + blockSize < n) sum += g[i + bs]``:
+    both loads of a trip in flight at once). The warp issues ``T`` whether or not its lanes
+    take it, so its waits count in either case.
+    """
+    for bi in range(len(blocks) - 1):
+        b, t = blocks[bi], blocks[bi + 1]
+        if not (b.term[0] == "bra" and b.term[2] is not None and b.term[1] == bi + 2
+                and t.term == ("next",) and t.count <= IF_CONVERTED and events[bi + 1]):
+            continue
+        if not predicable(fn.body[starts[bi + 1]:starts[bi + 1] + t.count]):
+            continue
+        events[bi] = hoisted(events[bi] + events[bi + 1])
+        events[bi + 1] = []
 
 
 def _vector_loads(fn: Function, starts: list[int], program) -> tuple[dict, set]:

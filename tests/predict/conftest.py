@@ -116,6 +116,16 @@ __global__ void mixed_waits(const float *a, float *b) {
     float u = h + 1.0f;        // waits for the shared load only
     b[t] = u * u + g;          // the global load is still on its way: a wait of its own
 }
+__global__ void guarded_pair(const int *a, int *out, unsigned n) {
+    unsigned i = blockIdx.x * 64 + threadIdx.x;  // Harris's reduce6: two loads a trip
+    int sum = 0;
+    while (i < n) {
+        sum += a[i];
+        if (i + 32 < n) sum += a[i + 32];  // a guarded block: predicated code in SASS
+        i += 64 * gridDim.x;
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
 __global__ void four_chains(const float *a, float *b, int k) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     float x = a[i], y = a[i + 32];

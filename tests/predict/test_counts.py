@@ -97,6 +97,15 @@ def test_a_shared_wait_does_not_end_a_global_one(module):
     assert c.warps == 4 and c.shared_periods == 4 and c.periods == 4
 
 
+def test_a_guarded_second_load_is_in_flight_with_the_first(module):
+    # `sum += a[i]; if (i + 32 < n) sum += a[i + 32];` ptxas predicates the guarded block and
+    # issues its load, with its address arithmetic, beside the first: one wait a trip, not two
+    a = emu.to_device(np.ones(512, np.int32))
+    out = emu.mem_alloc(32 * 4)
+    c = run(module, "guarded_pair", a, out, np.uint32(512), grid=(1,), block=(32,))
+    assert c.warps == 1 and c.periods == 512 // 64
+
+
 def test_a_guarded_copy_waits_once_per_warp(module):
     a = emu.to_device(np.ones(1000, np.float32))
     b = emu.mem_alloc(1000 * 4)
