@@ -6,9 +6,12 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
     python -m benchmarks.peer_times                                                  # here
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
-instances by name), launches it with PyCUDA on the inputs below and keeps the median of 20
-launches timed with CUDA events, after 3 warm-up launches. Without it, each launch is
-predicted with ``cudakit.predict`` on the same inputs and set against the stored time.
+instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
+20 samples of 10 launches back to back between two CUDA events (as the labs time a cell);
+it keeps the median per launch. A lone launch between two events would also time the host's
+submission of it (PyCUDA packs the arguments in Python), some 20 us. Without ``--record``,
+each launch is predicted with ``cudakit.predict`` on the same inputs and set against the
+stored time.
 Written by hand: it joins the peer suite's kernels with the GPU's clock and the model.
 """
 
@@ -133,7 +136,7 @@ LAUNCHES = [
 ]
 
 
-def record(path: str, repeat: int = 20) -> None:
+def record(path: str, repeat: int = 20, batch: int = 10) -> None:
     """Time every launch on this machine's GPU (PyCUDA) and write the fixture."""
     import pycuda.driver as drv
 
@@ -148,14 +151,16 @@ def record(path: str, repeat: int = 20) -> None:
         grid = (*launch.grid, 1)[:max(2, len(launch.grid))]  # PyCUDA: 2 or 3 extents
         block = (*launch.block, 1, 1)[:3]
         start, end = drv.Event(), drv.Event()
-        times = []
-        for k in range(3 + repeat):
-            start.record()
+        for _ in range(3):
             fn(*dev, grid=grid, block=block, shared=launch.shared)
+        times = []
+        for _ in range(repeat):
+            start.record()
+            for _ in range(batch):
+                fn(*dev, grid=grid, block=block, shared=launch.shared)
             end.record()
             end.synchronize()
-            if k >= 3:
-                times.append(end.time_since(start))
+            times.append(end.time_since(start) / batch)
         out[launch.name] = {"ms": statistics.median(times), "min_ms": min(times)}
         print(f"{launch.name:34s} {out[launch.name]['ms']:.4f} ms", flush=True)
         for d in dev:
@@ -163,7 +168,7 @@ def record(path: str, repeat: int = 20) -> None:
                 d.free()
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout
-    Path(path).write_text(json.dumps({"device": smi.strip(), "repeat": repeat,
+    Path(path).write_text(json.dumps({"device": smi.strip(), "repeat": repeat, "batch": batch,
                                       "launches": out}, indent=1) + "\n")
 
 
