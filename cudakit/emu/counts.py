@@ -379,8 +379,8 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False,
     """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA;
     a ``self_loop``'s control counts once per :data:`PTXAS_UNROLL` trips, see
     :func:`loop_control`) and the scoreboard events ``(names read, names written, kind)`` of
-    its instructions; a block that ends in a backward branch (a loop) ends with a flush
-    event."""
+    its instructions in PTX order (:func:`hoisted` schedules them); a block that ends in a
+    backward branch (a loop) ends with a flush event."""
     counts = np.zeros(len(CLASSES), np.float64)
     control = loop_control(instructions) if self_loop else set()
     events = []
@@ -391,7 +391,6 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False,
                 counts[INDEX[cls]] += n * weight
         reads, writes = _reads_writes(ins)
         events.append((reads, writes, _kind(ins)))
-    events = hoisted(events)
     return counts, events + [_FLUSH_EVENT] if back_edge else events
 
 

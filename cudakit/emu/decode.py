@@ -134,7 +134,7 @@ def decode_function(fn: Function, program) -> Decoded:
         b.cycles = issue_cycles(fn.body[b.start:end], muls, back)
         events.append(ev)
     _if_converted(fn, starts, dec.blocks, events)
-    dec.tracked, programs = scoreboard_program(events)
+    dec.tracked, programs = scoreboard_program([hoisted(e) for e in events])
     for b, program in zip(dec.blocks, programs, strict=True):
         b.scoreboard = program
     return dec
@@ -161,7 +161,7 @@ def _if_converted(fn: Function, starts: list[int], blocks: list, events: list) -
             continue
         if not predicable(fn.body[starts[bi + 1]:starts[bi + 1] + t.count]):
             continue
-        events[bi] = hoisted(events[bi] + events[bi + 1])
+        events[bi] = events[bi] + events[bi + 1]
         events[bi + 1] = []
 
 
