@@ -300,6 +300,7 @@ def _schedule(instructions, fused_muls, ready: dict, start: int) -> int:
             t = waiting[0][0]
             continue
         i = heapq.heappop(available)
+        ins = instructions[i]
         reads, writes, slots, n = steps[i]
         operands = max((ready.get(r, 0) for r in reads), default=0)
         if n and operands > t:  # a register became pending since it was queued
@@ -312,13 +313,11 @@ def _schedule(instructions, fused_muls, ready: dict, start: int) -> int:
             # dependent SASS instructions (Newton-Raphson steps on a MUFU estimate, ending in
             # an ALU step); its check-and-branch runs beside it. The warp issues its next
             # instruction once the chain's last step has issued.
-            ins = instructions[i]
             done = t + (EXPANSION_LATENCY.get(_expansion(ins.opcode)) or sum(
                 DEPENDENT.get(k, 1) * v for k, v in slots.items()
                 if k not in ("free", "branch")))
             t = max(t + n, done - DEPENDENT["fp32"] + 1)
         else:
-            ins = instructions[i]
             cls = instruction_class(ins.opcode, ins.operands)
             ftz = cls == "sfu" and ".ftz" in ins.opcode
             done = t + (SFU_FTZ if ftz else DEPENDENT.get(cls, 0))
@@ -414,12 +413,15 @@ def hoisted(events: list) -> list:
     [['q'], ['v2'], ['v1'], ['acc'], ['acc']]
     """
     out: list = []
+    fenced = 0  # out[:fenced] ends with the last store, barrier or slow path: loads stay below
     for event in events:
         reads, writes, kind = event
         if kind not in (SHARED, GLOBAL):
             out.append(event)
+            if kind in (STORE, FLUSH, SPLIT):
+                fenced = len(out)
             continue
-        lo = max((k + 1 for k, e in enumerate(out) if e[2] in (STORE, FLUSH, SPLIT)), default=0)
+        lo = fenced
         need, chosen = set(reads), []
         for k in range(len(out) - 1, lo - 1, -1):
             if need & set(out[k][1]):
