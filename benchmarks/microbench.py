@@ -22,9 +22,10 @@ Methods, in order:
   streams one element per thread (the labs' copies) keeps more requests in flight than a
   grid-stride loop.
 - ``l2_read_gbs``: the sum kernel reading a 16 MiB buffer many times (index masked into it).
-- ``partial_store_sectors_per_s``: 4-byte stores, one per 32-byte sector, over a 16 MiB buffer
-  (it stays in L2): the rate at which the L2 takes stores that cover part of a sector (a warp
-  storing a column of a row-major matrix).
+- ``partial_store_sectors_per_s``, ``partial_store_lines_per_s``: 4-byte stores, one per
+  32-byte sector (a warp's store: 32 sectors in 8 lines) or one per 128-byte line (32
+  sectors in 32 lines: a warp storing a column of a row-major matrix), over a 16 MiB buffer
+  (it stays in L2): the rates at which the L2 takes stores that cover part of a sector.
 - ``l1_read_bytes_per_clk_per_sm``: every block reads the same 16 KiB many times (it stays
   in each SM's L1); bytes / (SMs x event time x clock).
 - ``shared_bytes_per_clk_per_sm``: conflict-free ``volatile`` 4-byte shared loads, 16 per
@@ -145,11 +146,12 @@ __global__ void write_fill(float4 *p, size_t n, float x) {
          i += (size_t)gridDim.x * blockDim.x) p[i] = make_float4(x, x, x, x);
 }
 
-// one 4-byte store per 32-byte sector, passes over a buffer of `sectors` sectors
-__global__ void partial_store(float *p, size_t sectors, size_t total) {
+// one 4-byte store every `gap` floats (8: one per sector, 32: one per line), passes over a
+// buffer of `units` such strides
+__global__ void partial_store(float *p, size_t units, size_t total, int gap) {
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += stride)
-        p[(i & (sectors - 1)) * 8] = (float)i;
+        p[(i & (units - 1)) * gap] = (float)i;
 }
 __global__ void copy4(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -406,14 +408,17 @@ def l2(b: Bench) -> None:
 
 
 def partial_stores(b: Bench) -> None:
-    sectors = b.size(16 << 20, 1 << 14) // 32  # a buffer that stays in L2
-    total = sectors * b.size(32, 2)
-    buf = b.zeros(32 * sectors)
-    ms = b.ms(lambda: b.k["partial_store"](buf, sectors, total, grid=(b.sms * 8,),
-                                            block=(256,)))
-    b.put("partial_store_sectors_per_s", total / ms * 1e3,
-          f"4-byte stores one per 32-byte sector over a {32 * sectors} B buffer, "
-          f"{total // sectors} passes (each warp's store touches 32 sectors)")
+    size = b.size(16 << 20, 1 << 14)  # a buffer that stays in L2
+    buf = b.zeros(size)
+    for key, gap, what in (("partial_store_sectors_per_s", 8, "32 sectors in 8 lines"),
+                           ("partial_store_lines_per_s", 32, "32 sectors in 32 lines")):
+        units = size // (4 * gap)
+        total = units * b.size(32, 2)
+        ms = b.ms(lambda units=units, total=total, gap=gap: b.k["partial_store"](
+            buf, units, total, gap, grid=(b.sms * 8,), block=(256,)))
+        b.put(key, total / ms * 1e3,
+              f"4-byte stores one per {4 * gap} B over a {size} B buffer, {total // units} "
+              f"passes (each warp's store: {what})")
 
 
 def l1(b: Bench) -> None:

@@ -52,6 +52,7 @@ class Region:
     fastest: list[float] = field(default_factory=list)  # each recording's min (or its time)
     predicted: float | None = None
     bound: str = ""  # of the operation that takes longest
+    terms: dict = field(default_factory=dict)  # that operation's breakdown, ms
     note: str = ""
 
     @property
@@ -154,6 +155,7 @@ def replay(region: Region, replayer: Replay) -> None:
     region.predicted = result.ms
     longest = max(result.parts, key=lambda part: part[1].ms)[1] if result.parts else None
     region.bound = getattr(longest, "bound", "")
+    region.terms = {k: v for k, v in getattr(longest, "breakdown", {}).items() if v > 0}
     if result.streams > 1:
         region.note = f"{result.streams} streams: overlap by engine (SMs, copy engines)"
 
@@ -275,7 +277,8 @@ def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=Non
         "regions": [{"lab": r.label, "cell": r.cell, "kind": r.kind, "kernels": r.kernels(),
                      "config": r.config(), "measured_ms": r.measured_ms,
                      "measurements": len(r.measured), "predicted_ms": r.predicted,
-                     "error_pct": r.error, "bound": r.bound, "note": r.note}
+                     "error_pct": r.error, "bound": r.bound, "terms": r.terms,
+                     "note": r.note}
                     for r in regions],
         "table": table(regions),
     }

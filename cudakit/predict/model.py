@@ -25,9 +25,13 @@ literature's, with no constant fitted to the labs' measurements:
   measured with an empty kernel of 2^21 one-warp blocks): a grid of many tiny blocks takes
   at least blocks / rate, a throughput bound like the others (absent figure: no term).
 * **Partial-sector stores**: a store that covers only part of a 32-byte sector (a warp
-  writing a column of a row-major matrix touches 32 sectors with 128 bytes) costs the L2 a
-  write of its own; the L2 takes them at ``partial_store_sectors_per_s`` (measured with one
-  4-byte store per sector into a buffer that stays in L2; absent figure: no term).
+  writing a column of a row-major matrix leaves 32 sectors in 32 lines partly written)
+  costs the L2 a merge of its own, a cost per line of the request plus one per such sector
+  (:func:`partial_store_seconds`). The two costs come from two measured rates, stores of
+  one 4-byte word per sector (4 partial sectors per line) and per line (one per line), into
+  a buffer that stays in L2; the sum reproduces the rate of two per line measured alongside
+  (78.6 against 77 G sectors/s). With only the first figure every partial sector costs its
+  rate; with none, no term.
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
@@ -71,6 +75,26 @@ def time_of_dram(read: float, write: float, *, read_gbs: float, copy_gbs: float,
     else:
         gbs = copy_gbs + (write_gbs - copy_gbs) * (f - 0.5) / 0.5
     return total / (gbs * 1e9)
+
+
+def partial_store_seconds(sectors: float, lines: float, figures: dict) -> float:
+    """The L2's time for ``sectors`` partly written sectors in ``lines`` line requests: a
+    cost per line and one per sector, solved from the rates measured with 4 partial sectors
+    per line (``partial_store_sectors_per_s``) and one per line (``partial_store_lines_per_s``).
+
+    >>> rates = {"partial_store_sectors_per_s": 1e11, "partial_store_lines_per_s": 5e10}
+    >>> round(partial_store_seconds(4e9, 1e9, rates), 6), round(partial_store_seconds(
+    ...     1e9, 1e9, rates), 6)
+    (0.04, 0.02)
+    """
+    per_sector = figures.get("partial_store_sectors_per_s")
+    if not per_sector:
+        return 0.0
+    one_per_line = figures.get("partial_store_lines_per_s")
+    if not one_per_line:
+        return sectors / per_sector
+    line = max((1 / one_per_line - 1 / per_sector) * 4 / 3, 0.0)
+    return lines * line + sectors * (1 / one_per_line - line)
 
 
 @dataclass
@@ -165,7 +189,11 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
             else "latency"
     elif cwp >= mwp:
-        cycles = mem * warps / mwp + slice_ * (mwp - 1)
+        # only the global waits queue for the memory system (MWP of them at a time); a
+        # warp's shared-memory and barrier waits hold no DRAM bandwidth and overlap the
+        # other warps' loads, so each round pays them once
+        global_waits = x.chain_periods * load
+        cycles = global_waits * warps / mwp + (mem - global_waits) + slice_ * (mwp - 1)
         limit = ("memory" if mwp == mwp_bandwidth else
                  "L1/LSU" if mwp == mwp_latency else "latency")
     else:
@@ -195,8 +223,8 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
                           (d.shared_atomic_per_clk_per_sm * clock),
         "block dispatch": x.blocks / rate if (rate := d.figures.get("block_launch_per_s"))
         else 0.0,
-        "partial stores": t.global_store_partial_sectors / rate
-        if (rate := d.figures.get("partial_store_sectors_per_s")) else 0.0,
+        "partial stores": partial_store_seconds(t.global_store_partial_sectors,
+                                                t.global_store_partial_lines, d.figures),
         "constant cache": t.constant_replays * share / (rate * clock)
         if (rate := d.figures.get("constant_replays_per_clk_per_sm")) else 0.0,
     }
@@ -346,10 +374,12 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
                 f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
     if bound == "partial stores":
-        rate = d.figures["partial_store_sectors_per_s"]
-        return (f"partial-store-bound: {t.global_store_partial_sectors:.3g} stores cover only "
-                f"part of a 32-byte sector (a warp writing a column); the L2 takes "
-                f"{rate / 1e9:.1f} such sectors per ns, {share}")
+        return (f"partial-store-bound: stores cover only part of a 32-byte sector "
+                f"{t.global_store_partial_sectors:.3g} times, in "
+                f"{t.global_store_partial_lines:.3g} line requests (a warp writing a column); "
+                f"the L2 merges each into its sector at "
+                f"{t.global_store_partial_sectors / terms['partial stores'] / 1e9:.1f} per ns, "
+                f"{share}")
     if bound == "constant cache":
         rate = d.figures["constant_replays_per_clk_per_sm"]
         return (f"constant-cache-bound: warps read __constant__ memory at different addresses "

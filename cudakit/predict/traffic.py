@@ -27,7 +27,8 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    each run with the same blocks one grid row below (or, in a grid of one row, on the run and
    its first half: :func:`_run_growth`).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
-   writes of one sector).
+   writes of one sector); a sector the kernel leaves partly written is read from DRAM
+   first, to be written back whole (:func:`unfilled_sectors`).
 5. A device without L2 (the C1060) sends every request's sectors to DRAM.
 
 >>> import numpy as np
@@ -50,14 +51,70 @@ _SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap
 ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread subset)
 
 
-def partial_sectors(batch) -> np.ndarray:
-    """Per warp, the sectors its store touches beyond those its bytes could fill: ``(W,)``.
+def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per warp, the sectors its store covers only in part and the 128-byte lines holding
+    them: two ``(W,)`` arrays.
 
-    A warp storing 32 floats of one column of a row-major matrix touches 32 sectors with 128
-    bytes, 28 more than 4 full sectors; a coalesced store touches none beyond.
+    A warp storing 32 floats of one column of a row-major matrix leaves 32 sectors in 32
+    lines partly written; a coalesced, aligned store leaves none. Lanes are naturally
+    aligned (CUDA requires it), so none straddles a sector; lanes storing to the same
+    address count once.
+
+    >>> from types import SimpleNamespace as B
+    >>> column = B(address=np.arange(32, dtype=np.uint64)[None] * 4096, size=4,
+    ...            mask=np.ones((1, 32), bool), warps=1)
+    >>> [a.tolist() for a in partial_parts(column)]
+    [[32], [32]]
+    >>> row = B(address=np.arange(32, dtype=np.uint64)[None] * 4 + 16, size=4,
+    ...         mask=np.ones((1, 32), bool), warps=1)
+    >>> [a.tolist() for a in partial_parts(row)]
+    [[2], [2]]
     """
-    filled = batch.mask.sum(axis=1) * batch.size // SECTOR
-    return np.maximum(counting.sectors(batch) - filled, 0)
+    none = np.iinfo(np.uint64).max
+    ordered = np.sort(np.where(batch.mask, batch.address, none), axis=1)
+    live = ordered != none
+    new = live.copy()
+    new[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]  # a distinct address
+    sector = ordered // np.uint64(SECTOR)
+    starts = live.copy()
+    starts[:, 1:] &= sector[:, 1:] != sector[:, :-1]  # the first lane of a sector
+    group = np.maximum(np.cumsum(starts.ravel()) - 1, 0)  # lanes after the last: weight 0
+    filled = np.bincount(group, weights=(new * batch.size).ravel(),
+                         minlength=int(starts.sum()))
+    rows = np.broadcast_to(np.arange(batch.warps)[:, None], ordered.shape)[starts]
+    partial = filled < SECTOR
+    line = (sector[starts] * np.uint64(SECTOR)) // np.uint64(counting.LINE)
+    sectors_out = np.bincount(rows[partial], minlength=batch.warps)
+    keep = np.flatnonzero(partial)
+    first_of_line = np.ones(keep.size, bool)
+    first_of_line[1:] = (rows[keep][1:] != rows[keep][:-1]) | (line[keep][1:] != line[keep][:-1])
+    lines_out = np.bincount(rows[keep][first_of_line], minlength=batch.warps)
+    return sectors_out, lines_out
+
+
+def unfilled_sectors(addresses: np.ndarray, sizes: np.ndarray) -> int:
+    """Sectors the stores leave partly written for good: fewer than 32 of their bytes
+    written by the whole trace, with both neighbouring sectors written too (so the gap is
+    the kernel's own, not the edge of the sampled blocks). The L2 must read such a sector
+    from DRAM to write it back whole: the H100 read 262 MB for 268 MB of sectors that
+    got one 4-byte store each (``benchmarks/ncu_probe.py``, ``probe:sector_head_256``).
+
+    >>> every_other = np.arange(0, 256, 8, dtype=np.uint64)  # 4 bytes of each 8
+    >>> unfilled_sectors(every_other, np.full(every_other.size, 4))
+    6
+    >>> unfilled_sectors(np.arange(0, 256, 4, dtype=np.uint64), np.full(64, 4))
+    0
+    """
+    if not addresses.size:
+        return 0
+    order = np.lexsort((sizes, addresses))
+    addresses, sizes = addresses[order], sizes[order]
+    new = np.r_[True, (addresses[1:] != addresses[:-1]) | (sizes[1:] != sizes[:-1])]
+    sector = (addresses // np.uint64(SECTOR)).astype(np.int64)
+    written, index = np.unique(sector, return_inverse=True)
+    filled = np.bincount(index, weights=np.where(new, sizes, 0))
+    inside = np.isin(written - 1, written) & np.isin(written + 1, written)
+    return int(np.count_nonzero((filled < SECTOR) & inside))
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -106,6 +163,7 @@ class Traffic:
     global_load_sectors: float = 0.0
     global_store_sectors: float = 0.0
     global_store_partial_sectors: float = 0.0  # sectors a store covers only in part
+    global_store_partial_lines: float = 0.0  # the lines holding them, per request
     global_lines: float = 0.0
     local_lines: float = 0.0
     shared_wavefronts: float = 0.0
@@ -283,7 +341,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     scale = sample.scale
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
-    atomic_addresses = []
+    atomic_addresses, stored, stored_sizes = [], [], []
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
         k *= factor
@@ -313,8 +371,12 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         elif a.op == "st":
             t.global_store_requests += requests
             t.global_store_sectors += sectors
-            t.global_store_partial_sectors += k * float(partial_sectors(sub).sum())
+            partial, lines = partial_parts(sub)
+            t.global_store_partial_sectors += k * float(partial.sum())
+            t.global_store_partial_lines += k * float(lines.sum())
             stores.add(bid[rows], secs)
+            stored.append(a.address[a.mask])
+            stored_sizes.append(np.full(stored[-1].size, a.size))
         else:  # an atomic reads and writes its sector in L2
             t.global_atomics += float(a.mask.sum())
             t.global_store_requests += requests
@@ -355,8 +417,12 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         wave_set = min(compulsory_read, (ends + per_extra * blocks_per_wave) * SECTOR)
         waves = sample.total_blocks / blocks_per_wave
         t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
+    if l2_bytes > 0 and stored:  # rule 4: sectors written in part are read to be written back
+        unfilled = unfilled_sectors(np.concatenate(stored), np.concatenate(stored_sizes))
+        t.dram_read_bytes += unfilled * SECTOR * scale
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
-                 "global_store_sectors", "global_store_partial_sectors", "global_lines",
+                 "global_store_sectors", "global_store_partial_sectors",
+                 "global_store_partial_lines", "global_lines",
                  "local_lines", "shared_wavefronts", "shared_atomic_slots", "global_atomics",
                  "constant_replays",
                  "hot_address_atomics"):

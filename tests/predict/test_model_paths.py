@@ -97,3 +97,27 @@ def test_waits_for_shared_loads_overlap_however_many_lines_cp_async_moves():
     # and the block still pays its waits and its work in lockstep (the barrier rule)
     mem = 20 * D.shared_latency_cycles + 10 * D.barrier_cycles
     assert few >= mem + 1000 * 8 / D.issue_per_clk_per_sm
+
+
+def test_shared_and_barrier_waits_do_not_queue_for_dram():
+    # 64 warps per SM, each waiting once for 8 lines from DRAM: Hong & Kim's memory case,
+    # MWP (Little's law) well below 64, so the global waits queue: waits x warps / MWP.
+    # Adding 9 shared-memory waits and 16 barriers per warp (a scan in shared memory after
+    # its load) adds those waits once per round: they hold no DRAM bandwidth and overlap
+    # the other warps' loads (cuda-samples' scanExclusiveShared, +191 % when they queued)
+    w = 64 * D.sm_count
+    traffic = Traffic(global_load_requests=w, global_load_sectors=32 * w, global_lines=8 * w,
+                      l2_read_bytes=1024 * w, dram_read_bytes=1024 * w)
+
+    def with_waits(shared: int, barriers: int) -> Launch:
+        return Launch(classes={"int": 100 * w, "barrier": barriers * w}, issued=100 * w,
+                      cycles=200 * w, warps=w, periods=w, shared_periods=shared * w,
+                      chain_periods=1, chain_shared_periods=shared, blocks=8 * D.sm_count,
+                      warps_per_block=8, blocks_per_sm=8, traffic=traffic)
+
+    plain, limit = hong_kim(with_waits(0, 0), D, 64)
+    assert limit == "memory"
+    scan, limit = hong_kim(with_waits(9, 16), D, 64)
+    assert limit == "memory"
+    extra = 9 * D.shared_latency_cycles + 16 * D.barrier_cycles
+    assert 0 < scan - plain <= extra

@@ -3,6 +3,8 @@ follows from the problem's size (a copy of n floats moves 8n bytes)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,8 @@ from cudakit.analysis.analyze import device_args
 from cudakit.predict import Pointer, Prediction
 
 from .conftest import SOURCE
+
+ROOT = Path(__file__).resolve().parents[2]
 
 N = 1 << 23
 
@@ -205,21 +209,60 @@ __global__ void column(const float *in, float *out, int n)
 
 
 def test_a_warp_writing_a_column_pays_for_its_partial_sectors(monkeypatch):
-    # each warp's store touches 32 sectors with 128 bytes: 28 more than 4 full sectors; with
-    # the L2 taking 1e9 such sectors per second that is 28 n^2 / 32 ns, far above its traffic
+    # each warp's store leaves 32 sectors in 32 lines partly written; with the L2 taking
+    # 1e9 partial sectors per second 4 to a line and 5e8 one to a line, each costs 2 ns
+    # (a line 4/3 ns, a sector 2/3 ns), far above the copy's traffic
     d = cudakit.predict.load("H100")
     monkeypatch.setitem(d.figures, "partial_store_sectors_per_s", 1e9)
+    monkeypatch.setitem(d.figures, "partial_store_lines_per_s", 5e8)
     n = 1024
     args = [np.zeros(n * n, np.float32), np.zeros(n * n, np.float32), np.int32(n)]
     p = cudakit.predict(COLUMN, "column", grid=(n // 32, n // 8), block=(32, 8), args=args)
-    assert p.counts["global_store_partial_sectors"] == pytest.approx(28 * n * n / 32)
+    assert p.counts["global_store_partial_sectors"] == pytest.approx(n * n)
+    assert p.counts["global_store_partial_lines"] == pytest.approx(n * n)
     assert p.bound == "partial stores" and "part of a 32-byte sector" in p.explanation
-    assert p.breakdown["partial stores"] == pytest.approx(28 * n * n / 32 / 1e9 * 1e3)
+    assert p.breakdown["partial stores"] == pytest.approx(n * n * 2e-9 * 1e3)
+    # without the per-line figure, each partial sector costs the per-sector rate
+    monkeypatch.delitem(d.figures, "partial_store_lines_per_s")
+    p = cudakit.predict(COLUMN, "column", grid=(n // 32, n // 8), block=(32, 8), args=args)
+    assert p.breakdown["partial stores"] == pytest.approx(n * n * 1e-9 * 1e3)
     # a coalesced copy covers every sector it touches: no partial sectors, no term
     q = cudakit.predict(SOURCE, "copy", grid=(n * n // 256,), block=(256,),
                         args=copy_args(n * n))
     assert q.counts["global_store_partial_sectors"] == 0
     assert q.breakdown["partial stores"] == 0.0
+
+
+def _ncu_probe(name: str) -> dict:
+    """Nsight Compute's figures of one probe launch on the H100
+    (``benchmarks/fixtures/h100_partial_stores.ncu.csv.gz``, from ``benchmarks/ncu_probe.py``;
+    its launches in the order of ``SELECTORS`` there)."""
+    import gzip
+
+    from benchmarks.ncu_probe import SELECTORS
+    from benchmarks.sass_counts import read_ncu
+
+    path = ROOT / "benchmarks" / "fixtures" / "h100_partial_stores.ncu.csv.gz"
+    with gzip.open(path, "rt") as f:
+        rows = read_ncu(f.read())
+    return dict(zip(SELECTORS, rows, strict=True))[name]
+
+
+def test_sectors_left_partly_written_are_read_from_dram_to_be_written_back():
+    # one 4-byte store per sector over 256 MiB: the H100 read (nearly) every sector from
+    # DRAM as well as writing it (Nsight Compute); the model counts the same read
+    from benchmarks.ncu_probe import resolve
+    from cudakit.predict.replay import Replay
+
+    op, sources = resolve("probe:sector_head_256")
+    p = Replay("H100").op(op, sources, {})
+    measured = _ncu_probe("probe:sector_head_256")
+    assert p.counts["dram_read_bytes"] == pytest.approx(measured["dram__bytes_read.sum"],
+                                                        rel=0.05)
+    # a store that fills its sectors reads nothing
+    op, sources = resolve("probe:rows_filled_256")
+    assert Replay("H100").op(op, sources, {}).counts["dram_read_bytes"] == 0
+    assert _ncu_probe("probe:rows_filled_256")["dram__bytes_read.sum"] < 1e6
 
 
 def test_the_h100_file_has_the_measured_partial_store_rate():
