@@ -22,10 +22,12 @@ Methods, in order:
   streams one element per thread (the labs' copies) keeps more requests in flight than a
   grid-stride loop.
 - ``l2_read_gbs``: the sum kernel reading a 16 MiB buffer many times (index masked into it).
-- ``partial_store_sectors_per_s``, ``partial_store_lines_per_s``: 4-byte stores, one per
-  32-byte sector (a warp's store: 32 sectors in 8 lines) or one per 128-byte line (32
-  sectors in 32 lines: a warp storing a column of a row-major matrix), over a 16 MiB buffer
-  (it stays in L2): the rates at which the L2 takes stores that cover part of a sector.
+- ``partial_store_sectors_per_s``, ``partial_store_pairs_per_s``,
+  ``partial_store_lines_per_s``: 4-byte stores, one per 32-byte sector (a warp's store: 32
+  sectors in 8 lines), one per 64 bytes (16 lines) or one per 128-byte line (32 sectors in
+  32 lines: a warp storing a column of a row-major matrix), over a 16 MiB buffer (it stays
+  in L2): the rates at which the L2 takes stores that cover part of a sector. The model uses
+  the first and the last; the middle one checks its cost per line plus per sector.
 - ``l1_read_bytes_per_clk_per_sm``: every block reads the same 16 KiB many times (it stays
   in each SM's L1); bytes / (SMs x event time x clock).
 - ``shared_bytes_per_clk_per_sm``: conflict-free ``volatile`` 4-byte shared loads, 16 per
@@ -411,6 +413,7 @@ def partial_stores(b: Bench) -> None:
     size = b.size(16 << 20, 1 << 14)  # a buffer that stays in L2
     buf = b.zeros(size)
     for key, gap, what in (("partial_store_sectors_per_s", 8, "32 sectors in 8 lines"),
+                           ("partial_store_pairs_per_s", 16, "32 sectors in 16 lines"),
                            ("partial_store_lines_per_s", 32, "32 sectors in 32 lines")):
         units = size // (4 * gap)
         total = units * b.size(32, 2)

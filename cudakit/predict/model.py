@@ -30,8 +30,8 @@ literature's, with no constant fitted to the labs' measurements:
   (:func:`partial_store_seconds`). The two costs come from two measured rates, stores of
   one 4-byte word per sector (4 partial sectors per line) and per line (one per line), into
   a buffer that stays in L2; the sum reproduces the rate of two per line measured alongside
-  (78.6 against 77 G sectors/s). With only the first figure every partial sector costs its
-  rate; with none, no term.
+  (``partial_store_pairs_per_s``: 84 against 82 G sectors/s). With only the first figure
+  every partial sector costs its rate; with none, no term.
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).

@@ -3,6 +3,7 @@ follows from the problem's size (a copy of n floats moves 8n bytes)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -231,6 +232,19 @@ def test_a_warp_writing_a_column_pays_for_its_partial_sectors(monkeypatch):
                         args=copy_args(n * n))
     assert q.counts["global_store_partial_sectors"] == 0
     assert q.breakdown["partial stores"] == 0.0
+
+
+def test_partial_store_costs_per_line_and_sector_give_the_measured_middle_rate():
+    # the H100's two partial-store rates (4 partial sectors per line, 1 per line) fix a cost
+    # per line and one per sector; the rate measured alongside with 2 per line, which the
+    # model does not read, must come out of the same two costs
+    from cudakit.predict.model import partial_store_seconds
+
+    figures = cudakit.predict.load("H100").figures
+    per_second = 2e9 / partial_store_seconds(2e9, 1e9, figures)  # sectors per second
+    measured = json.loads((ROOT / "cudakit" / "predict" / "devices" /
+                           "h100.measured.json").read_text())["partial_store_pairs_per_s"]
+    assert per_second == pytest.approx(measured, rel=0.05)
 
 
 def _ncu_probe(name: str) -> dict:
