@@ -34,8 +34,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum",
            "lts__t_sectors_op_write.sum", "gpu__time_duration.sum", "smsp__inst_executed.sum")
 
@@ -149,29 +147,10 @@ def resolve(selector: str) -> tuple[dict, dict]:
 
 def launch(selectors: list[str]) -> None:
     """Each selected launch once, on the GPU."""
-    import cudakit
-    from cudakit import cuda
-    from cudakit.predict.replay import scalar
+    from benchmarks.sass_counts import launch_op
 
     for selector in selectors:
-        op, sources = resolve(selector)
-        module = cudakit.load(sources[op["source"]], options=list(op.get("options") or []))
-        buffers: dict[int, object] = {}
-        args = []
-        for arg in op["args"]:
-            if "alloc" not in arg:
-                args.append(scalar(arg))
-                continue
-            if arg["alloc"] not in buffers:
-                size = max(arg["size"], arg["offset"] + 16)
-                buffers[arg["alloc"]] = cuda.mem_alloc(size)
-                cuda.memset_d8(buffers[arg["alloc"]], 0, size)
-            args.append(np.uint64(int(buffers[arg["alloc"]]) + arg["offset"]))
-        module[op["kernel"]](*args, grid=tuple(op["grid"]), block=tuple(op["block"]),
-                             shared=op["shared"])
-        cuda.Context.synchronize()
-        for buffer in buffers.values():
-            buffer.free()
+        launch_op(*resolve(selector))
         print(f"launched {selector}", file=sys.stderr, flush=True)
 
 

@@ -179,11 +179,15 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     if barriers > 0:
         # a block with barriers moves in lockstep: none of its warps passes a __syncthreads()
         # before all have arrived, so a block's waits before a barrier and the whole block's
-        # work after it add (Baghsorkhi et al., PPoPP 2010, model barriers this way); only
-        # other resident blocks fill those waits. The block's work: its warps' instructions
-        # on the SM's schedulers, at least one warp's own path.
-        block = max(x.issued / w * x.warps_per_block / d.issue_per_clk_per_sm,
-                    max(x.issued, x.cycles) / w)
+        # work after it add (Baghsorkhi et al., PPoPP 2010, model barriers this way). The
+        # blocks resident together start together and do the same work between barriers,
+        # so they stay in phase: they wait at the same time and then share the schedulers.
+        # Each interval between barriers costs the waits plus all resident warps' issue
+        # (comp x warps), at least one warp's own path. (Taking only the block's own issue
+        # here, as if the other blocks filled its waits, left lab 12's register-tiled matmuls
+        # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
+        # Compute shows them issuing in 65-83 % of the slots.)
+        block = max(comp * warps, max(x.issued, x.cycles) / w)
         own = max(own, mem + block)
     if mwp >= warps and cwp >= warps:
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \

@@ -121,3 +121,14 @@ def test_shared_and_barrier_waits_do_not_queue_for_dram():
     assert limit == "memory"
     extra = 9 * D.shared_latency_cycles + 16 * D.barrier_cycles
     assert 0 < scan - plain <= extra
+
+
+def test_blocks_resident_together_wait_at_their_barriers_together():
+    # two blocks of 8 warps on an SM, each warp 100 independent instructions, one L1 wait
+    # and one barrier: the blocks start together and stay in phase, so the round is the
+    # waits (L1 hit + barrier) and then all 16 warps' 1600 instructions on 4 schedulers;
+    # no block's work fills the other's waits
+    two_blocks = launch(8, 100, 100, 1)
+    two_blocks.blocks_per_sm = 2
+    cycles, _ = hong_kim(two_blocks, D, 16)
+    assert cycles == pytest.approx(D.l1_latency_cycles + D.barrier_cycles + 400)
