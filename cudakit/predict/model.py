@@ -176,6 +176,7 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     # first reader of a pending load issues before the load is back: Hong & Kim's single
     # warp alternates mem and comp, and comp is its dependency chain, not its count
     own = mem + max(x.issued, x.cycles) / w
+    in_phase = False
     if barriers > 0:
         # a block with barriers moves in lockstep: none of its warps passes a __syncthreads()
         # before all have arrived, so a block's waits before a barrier and the whole block's
@@ -188,6 +189,7 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
         # Compute shows them issuing in 65-83 % of the slots.)
         block = max(comp * warps, max(x.issued, x.cycles) / w)
+        in_phase = mem + block > own
         own = max(own, mem + block)
     if mwp >= warps and cwp >= warps:
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
@@ -202,7 +204,9 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
                  "L1/LSU" if mwp == mwp_latency else "latency")
     else:
         cycles, limit = mem / periods + comp * warps, "issue"
-    return (own, "latency") if own > cycles else (cycles, limit)
+    if own > cycles:
+        return own, "barrier" if in_phase else "latency"
+    return cycles, limit
 
 
 def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
@@ -373,8 +377,12 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         _, _, load = _latency(x, d, dram)
         w = max(x.warps, 1)
         if bound == "barrier":
+            blocks = min(x.blocks_per_sm, math.ceil(x.blocks / d.sm_count))
+            mem, _, _ = _latency(x, d, dram)
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
-                    f"warp with {per_scheduler:g} warps per scheduler, {share}")
+                    f"warp keep the {blocks} resident block{'s' if blocks > 1 else ''} in step: "
+                    f"they wait for their loads together ({mem:.0f} cycles per warp), then "
+                    f"share the schedulers ({per_scheduler:g} warps per scheduler), {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
                 f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
     if bound == "partial stores":

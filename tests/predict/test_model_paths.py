@@ -130,5 +130,17 @@ def test_blocks_resident_together_wait_at_their_barriers_together():
     # no block's work fills the other's waits
     two_blocks = launch(8, 100, 100, 1)
     two_blocks.blocks_per_sm = 2
-    cycles, _ = hong_kim(two_blocks, D, 16)
+    cycles, limit = hong_kim(two_blocks, D, 16)
     assert cycles == pytest.approx(D.l1_latency_cycles + D.barrier_cycles + 400)
+    assert limit == "barrier"
+    # the same over a whole grid of two such blocks per SM, 1000 times longer: the
+    # estimate names the barriers and says what they do
+    w = 16 * D.sm_count
+    traffic = Traffic(global_load_requests=1000 * w, global_load_sectors=4000 * w,
+                      global_lines=1000 * w, l1_hit_bytes=128000 * w)
+    x = Launch(classes={"fp32": 1e5 * w, "barrier": 1000 * w}, issued=1e5 * w, cycles=1e5 * w,
+               warps=w, periods=1000 * w, shared_periods=0, chain_periods=1000,
+               chain_shared_periods=0, blocks=2 * D.sm_count, warps_per_block=8,
+               blocks_per_sm=2, traffic=traffic)
+    p = estimate(x, D)
+    assert p.bound == "barrier" and "keep the 2 resident blocks in step" in p.explanation
