@@ -162,7 +162,9 @@ def _histogram64(nbytes, partials):
 
 
 #: the second batch (session 9): its predictions were written to the fixture before the
-#: H100 timed it (``--predict-first``), so it is held out from every rule of the model
+#: H100 timed it (``--predict-first``), so it is held out from every rule of the model.
+#: ``filter_arr`` (warp-aggregated atomics) was in it and is left out: its output counter is
+#: not reset between the repeated launches, so they wrote past the output on the H100
 SECOND = [
     *[Launch(f"{k}<int> 2^24", "reduction.cu", f"{k}<int>", _reduce(N, np.int32, N // 256),
              (N // 256,), (256,), 256 * 4) for k in ("reduce0", "reduce1", "reduce2")],
@@ -187,9 +189,6 @@ SECOND = [
            "reduceMultiPass<256, true>",
            lambda r: [_floats(N)(r), np.zeros(64, np.float32), np.uint32(N)], (64,), (256,),
            256 * 4),
-    Launch("filter_arr 2^24", "warpAggregatedAtomicsCG.cu", "filter_arr",
-           lambda r: [np.zeros(N, np.int32), np.zeros(1, np.int32),
-                      r.integers(-5, 6, N).astype(np.int32), np.int32(N)], (N // 256,), (256,)),
     Launch("MatrixMulCUDA<16> 1024³", "matrixMul.cu", "MatrixMulCUDA<16>", _matmul(1024),
            (64, 64), (16, 16)),
     Launch("scalarProductKernel_native 2^23 half2", "fp16ScalarProduct.cu",
@@ -267,8 +266,10 @@ def compare(path: Path = FIXTURE, launches: list[Launch] | None = None) -> list[
         measured = stored[launch.name]["ms"]
         rows.append({"name": launch.name, "measured_ms": measured, "predicted_ms": p.ms,
                      "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound})
-        print(f"| {launch.name} | {measured:.4f} | {p.ms:.4f} | {rows[-1]['error_pct']:+.0f}% | "
-              f"{p.bound} |", flush=True)
+        blind = stored[launch.name].get("predicted_blind_ms")
+        before = "" if blind is None else f" (blind: {(blind / measured - 1) * 100:+.0f}%)"
+        print(f"| {launch.name} | {measured:.4f} | {p.ms:.4f} | {rows[-1]['error_pct']:+.0f}%"
+              f"{before} | {p.bound} |", flush=True)
     errors = [abs(r["error_pct"]) for r in rows]
     within = sum(e <= 30 for e in errors)
     print(f"\n{len(rows)} launches: median |error| {statistics.median(errors):.1f}%, "
