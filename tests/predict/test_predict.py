@@ -342,3 +342,12 @@ def test_a_stencil_larger_than_l2_reads_its_rows_about_once():
     assert p.counts["footprint_bytes"] > cudakit.predict.load("H100").l2_bytes
     assert a.nbytes <= p.counts["dram_read_bytes"] < 1.05 * a.nbytes
     assert p.counts["l2_read_bytes"] > 1.4 * a.nbytes  # the halos are read again, from L2
+
+
+def test_every_held_out_launch_has_its_h100_time_and_the_second_batch_its_blind_prediction():
+    from benchmarks.peer_times import FIXTURE, LAUNCHES, SECOND
+
+    stored = json.loads(FIXTURE.read_text())["launches"]
+    assert {launch.name for launch in LAUNCHES + SECOND} <= set(stored)
+    assert all(stored[launch.name]["ms"] > 0 for launch in LAUNCHES + SECOND)
+    assert all(stored[launch.name]["predicted_blind_ms"] > 0 for launch in SECOND)
