@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gzip
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,12 +155,10 @@ def launch(selectors: list[str]) -> None:
 
 def compare(ncu_csv: Path, selectors: list[str]) -> str:
     """Per selector: ncu's DRAM and L2 figures against the model's counts."""
-    from benchmarks.sass_counts import read_ncu
+    from benchmarks.sass_counts import read_ncu_file
     from cudakit.predict.replay import Replay
 
-    opener = gzip.open if ncu_csv.suffix == ".gz" else open
-    with opener(ncu_csv, "rt") as f:
-        measured = read_ncu(f.read())
+    measured = read_ncu_file(ncu_csv)
     replay = Replay("H100")
     rows = ["| launch | DRAM read MB (ncu / model) | DRAM write MB | L2 read sectors M | "
             "L2 write sectors M | ncu ms (base clock) | model ms |",

@@ -4,6 +4,9 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
 
     python -m benchmarks.peer_times --record benchmarks/fixtures/h100_peer_times.json  # GPU
     python -m benchmarks.peer_times                                                  # here
+    python -m benchmarks.peer_times --second --predict-first   # the second batch: predict,
+    python -m benchmarks.peer_times --second --record ...      # then time on the GPU,
+    python -m benchmarks.peer_times --second                   # then compare
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
 instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
@@ -237,16 +240,21 @@ def record(path: str, repeat: int = 20, batch: int = 10,
                                    "batch": batch, "launches": out}, indent=1) + "\n")
 
 
+def _predict(launch: Launch):
+    """The model's prediction of ``launch`` on its inputs."""
+    import cudakit
+
+    host = launch.inputs(np.random.default_rng(5))
+    return cudakit.predict(launch.source, launch.kernel, grid=launch.grid, block=launch.block,
+                           args=host, shared=launch.shared)
+
+
 def predict_first(path: Path, launches: list[Launch]) -> None:
     """Write each launch's prediction into the fixture (``predicted_blind_ms``), before the
     GPU has timed it: what a held-out check compares later."""
-    import cudakit
-
     stored = json.loads(path.read_text())
     for launch in launches:
-        host = launch.inputs(np.random.default_rng(5))
-        p = cudakit.predict(launch.source, launch.kernel, grid=launch.grid, block=launch.block,
-                            args=host, shared=launch.shared)
+        p = _predict(launch)
         stored["launches"].setdefault(launch.name, {})["predicted_blind_ms"] = p.ms
         print(f"{launch.name:40s} {p.ms:.4f} ms predicted ({p.bound})", flush=True)
     path.write_text(json.dumps(stored, indent=1) + "\n")
@@ -255,14 +263,10 @@ def predict_first(path: Path, launches: list[Launch]) -> None:
 def compare(path: Path = FIXTURE, launches: list[Launch] | None = None) -> list[dict]:
     """Predict every launch (default: the first batch) and set it against the stored H100
     time."""
-    import cudakit
-
     stored = json.loads(path.read_text())["launches"]
     rows = []
     for launch in launches or LAUNCHES:
-        host = launch.inputs(np.random.default_rng(5))
-        p = cudakit.predict(launch.source, launch.kernel, grid=launch.grid, block=launch.block,
-                            args=host, shared=launch.shared)
+        p = _predict(launch)
         measured = stored[launch.name]["ms"]
         rows.append({"name": launch.name, "measured_ms": measured, "predicted_ms": p.ms,
                      "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound})

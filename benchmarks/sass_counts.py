@@ -122,16 +122,18 @@ def read_ncu(text: str) -> list[dict]:
     return list(launches.values())
 
 
+def read_ncu_file(path: Path) -> list[dict]:
+    """:func:`read_ncu` of a CSV file, gzipped (``.gz``) or not."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return read_ncu(f.read())
+
+
 def compare(path: Path, ncu_csv: Path) -> str:
     """The table: per launch, SASS warp instructions executed against the PTX count."""
     from cudakit.predict.replay import Replay
 
-    if ncu_csv.suffix == ".gz":
-        with gzip.open(ncu_csv, "rt") as f:
-            text = f.read()
-    else:
-        text = ncu_csv.read_text()
-    measured = read_ncu(text)
+    measured = read_ncu_file(ncu_csv)
     launches = first_launches(path)
     replay = Replay("H100")
     rows = ["| lab | kernel | config | SASS warp instr. | emulator (PTX) | PTX / SASS | "

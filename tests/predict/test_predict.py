@@ -251,14 +251,10 @@ def _ncu_probe(name: str) -> dict:
     """Nsight Compute's figures of one probe launch on the H100
     (``benchmarks/fixtures/h100_partial_stores.ncu.csv.gz``, from ``benchmarks/ncu_probe.py``;
     its launches in the order of ``SELECTORS`` there)."""
-    import gzip
-
     from benchmarks.ncu_probe import SELECTORS
-    from benchmarks.sass_counts import read_ncu
+    from benchmarks.sass_counts import read_ncu_file
 
-    path = ROOT / "benchmarks" / "fixtures" / "h100_partial_stores.ncu.csv.gz"
-    with gzip.open(path, "rt") as f:
-        rows = read_ncu(f.read())
+    rows = read_ncu_file(ROOT / "benchmarks" / "fixtures" / "h100_partial_stores.ncu.csv.gz")
     return dict(zip(SELECTORS, rows, strict=True))[name]
 
 
