@@ -7,6 +7,7 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
     python -m benchmarks.peer_times --second --predict-first   # the second batch: predict,
     python -m benchmarks.peer_times --second --record ...      # then time on the GPU,
     python -m benchmarks.peer_times --second                   # then compare
+    python -m benchmarks.peer_times --third ...   # the third batch: llm.c's kernels, the same way
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
 instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
@@ -34,6 +35,9 @@ from tests.emu.peer.cases import KERNELS
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_peer_times.json"
 
 
+LLMC = Path(__file__).resolve().parent / "llmc" / "kernels"
+
+
 @dataclass
 class Launch:
     name: str
@@ -43,10 +47,12 @@ class Launch:
     grid: tuple
     block: tuple
     shared: int = 0
+    root: Path = KERNELS  # where ``file`` is
+    options: tuple = ()  # nvcc flags
 
     @property
     def source(self) -> str:
-        return (KERNELS / self.file).read_text()
+        return (self.root / self.file).read_text()
 
 
 def _floats(n, lo=0.0, hi=1.0):
@@ -199,6 +205,112 @@ SECOND = [
 ]
 
 
+#: the third batch (session 10): kernels of llm.c's ``dev/cuda`` (``benchmarks/llmc``, copied
+#: by its ``extract.py``), built with the flags of their own files, at GPT-2 small's shapes
+#: (B = 8, T = 1024, C = 768, V = 50257; the softmax and cross-entropy on fewer rows, as a
+#: row of V floats is 201 kB). Predicted and committed before the H100 timed them.
+B, TOKENS, C, V = 8, 1024, 768, 50257
+ROWS, NC = B * TOKENS, B * TOKENS * C
+SOFTMAX_ROWS = 2048
+LLMC_FLAGS = ("-O3", "--use_fast_math", f"-I{LLMC}")
+
+
+def _bf16(n):  # bfloat16 values as their 16 bits (NumPy has no bfloat16)
+    return lambda r: (r.uniform(-1, 1, n).astype(np.float32).view(np.uint32) >> 16).astype(
+        np.uint16)
+
+
+def _llmc(name, file, kernel, inputs, grid, block, shared=0):
+    return Launch(name, file, kernel, inputs, grid, block, shared, LLMC, LLMC_FLAGS)
+
+
+def _pointwise(file, kernel, per_thread):  # gelu, residual: (out, inputs..., N), bfloat16
+    count = 2 if file == "gelu_forward.cu" else 3
+    return _llmc(f"{kernel} {NC} bf16", file, kernel,
+                 lambda r: [np.zeros(NC, np.uint16)] + [_bf16(NC)(r) for _ in range(count - 1)]
+                 + [np.int32(NC)], (-(-NC // (256 * per_thread)),), (256,))
+
+
+def _layernorm(r):
+    return [np.zeros(NC, np.float32), np.zeros(ROWS, np.float32), np.zeros(ROWS, np.float32),
+            _floats(NC, -1, 1)(r), _floats(C)(r), _floats(C)(r), np.int32(ROWS), np.int32(C)]
+
+
+def _softmax(r):
+    return [np.zeros(SOFTMAX_ROWS * V, np.float32), _floats(SOFTMAX_ROWS * V, -4, 4)(r),
+            np.int32(SOFTMAX_ROWS), np.int32(V)]
+
+
+def _encoder(r):
+    return [np.zeros(NC, np.uint16), r.integers(0, V, ROWS).astype(np.int32), _bf16(V * C)(r),
+            _bf16(TOKENS * C)(r), np.int32(B), np.int32(TOKENS), np.int32(C)]
+
+
+def _fused_residual(r):
+    return [np.zeros(NC, np.uint16), np.zeros(NC, np.uint16), np.zeros(ROWS, np.uint16),
+            np.zeros(ROWS, np.uint16), _bf16(NC)(r), _bf16(NC)(r), _bf16(C)(r), _bf16(C)(r),
+            np.int32(ROWS), np.int32(C)]
+
+
+def _adamw(n):
+    return lambda r: [_floats(n, -1, 1)(r), _floats(n, -1, 1)(r), np.zeros(n, np.float32),
+                      np.zeros(n, np.float32), np.int64(n), np.float32(1e-3), np.float32(0.9),
+                      np.float32(0.999), np.float32(0.1), np.float32(0.001), np.float32(1e-8),
+                      np.float32(0.0)]
+
+
+ADAMW = 1 << 24
+SOFTMAX = [("softmax_forward_kernel1", (SOFTMAX_ROWS // 256,), 256, 0),
+           ("softmax_forward_kernel2", (SOFTMAX_ROWS,), 256, 256 * 4),
+           ("softmax_forward_kernel3", (SOFTMAX_ROWS,), 32, 32 * 4),
+           ("softmax_forward_kernel4", (SOFTMAX_ROWS,), 256, 256 // 32 * 4),
+           ("softmax_forward_online_kernel1", (SOFTMAX_ROWS // 256,), 256, 0),
+           ("softmax_forward_online_kernel2", (SOFTMAX_ROWS * 32 // 256,), 256, 0),
+           ("softmax_forward_kernel7", (SOFTMAX_ROWS,), 256, 2 * 256 // 32 * 4),
+           ("softmax_forward_online_kernel8", (SOFTMAX_ROWS * 32 // 256,), 256, 0)]
+THIRD = [
+    _pointwise("gelu_forward.cu", "gelu_forward_kernel1", 1),
+    _pointwise("gelu_forward.cu", "gelu_forward_kernel2", 8),
+    _pointwise("residual_forward.cu", "residual_forward_kernel1", 1),
+    _pointwise("residual_forward.cu", "residual_forward_kernel2", 8),
+    _llmc(f"layernorm_forward_kernel1 {ROWS}x{C}", "layernorm_forward.cu",
+          "layernorm_forward_kernel1", _layernorm, (ROWS // 256,), (256,)),
+    _llmc(f"mean_kernel {ROWS}x{C}", "layernorm_forward.cu", "mean_kernel",
+          lambda r: [np.zeros(ROWS, np.float32), _floats(NC, -1, 1)(r), np.int32(ROWS),
+                     np.int32(C), np.int32(256)], (ROWS,), (256,), 256 * 4),
+    _llmc(f"rstd_kernel {ROWS}x{C}", "layernorm_forward.cu", "rstd_kernel",
+          lambda r: [np.zeros(ROWS, np.float32), _floats(NC, -1, 1)(r), _floats(ROWS)(r),
+                     np.int32(ROWS), np.int32(C), np.int32(256)], (ROWS,), (256,), 256 * 4),
+    _llmc(f"normalization_kernel {ROWS}x{C}", "layernorm_forward.cu", "normalization_kernel",
+          lambda r: [np.zeros(NC, np.float32), _floats(NC, -1, 1)(r), _floats(ROWS)(r),
+                     _floats(ROWS)(r), _floats(C)(r), _floats(C)(r), np.int32(B),
+                     np.int32(TOKENS), np.int32(C)], (NC // 256,), (256,)),
+    *[_llmc(f"{k} {ROWS}x{C}", "layernorm_forward.cu", k, _layernorm, grid, (256,))
+      for k, grid in (("layernorm_forward_kernel3", (ROWS * 32 // 256,)),
+                      ("layernorm_forward_kernel4", (ROWS * 32 // 256,)),
+                      ("layernorm_forward_kernel5", (ROWS,)))],
+    *[_llmc(f"{k} {SOFTMAX_ROWS}x{V}", "softmax_forward.cu", k, _softmax, grid, (block,), shared)
+      for k, grid, block, shared in SOFTMAX],
+    *[_llmc(f"{k} {NC} bf16", "encoder_forward.cu", k, _encoder, (-(-NC // (256 * per)),),
+            (256,)) for k, per in (("encoder_forward_kernel2", 1), ("encoder_forward_kernel3", 8))],
+    _llmc(f"crossentropy_forward_kernel1 {SOFTMAX_ROWS}x{V}", "crossentropy_forward.cu",
+          "crossentropy_forward_kernel1",
+          lambda r: [np.zeros(SOFTMAX_ROWS, np.float32), _floats(SOFTMAX_ROWS * V)(r),
+                     r.integers(0, V, SOFTMAX_ROWS).astype(np.int32), np.int32(2),
+                     np.int32(TOKENS), np.int32(V)], (SOFTMAX_ROWS // 256,), (256,)),
+    *[_llmc(f"{k} 2^24", "adamw.cu", k, _adamw(ADAMW), (ADAMW // 512,), (512,))
+      for k in ("adamw_kernel1", "adamw_kernel2")],
+    _llmc("permute_kernel 8x1024x12x64", "permute.cu", "permute_kernel",
+          lambda r: [_floats(NC)(r), np.zeros(NC, np.float32), np.int32(B), np.int32(TOKENS),
+                     np.int32(12), np.int32(64)], (NC // 256,), (256,)),
+    _llmc(f"fused_residual_forward_kernel4 {ROWS}x{C} bf16", "fused_residual_forward.cu",
+          "fused_residual_forward_kernel4", _fused_residual, (ROWS // 8,), (32, 8)),
+    _llmc(f"fused_residual_forward_kernel5 {ROWS}x{C} bf16", "fused_residual_forward.cu",
+          "fused_residual_forward_kernel5", _fused_residual, (ROWS // 8,), (32, 8),
+          (2 + 8) * C * 2),
+]
+
+
 def record(path: str, repeat: int = 20, batch: int = 10,
            launches: list[Launch] | None = None) -> None:
     """Time the launches (default: the first batch) on this machine's GPU (PyCUDA) and write
@@ -245,7 +357,9 @@ def _predict(launch: Launch):
     import cudakit
 
     host = launch.inputs(np.random.default_rng(5))
-    return cudakit.predict(launch.source, launch.kernel, grid=launch.grid, block=launch.block,
+    source = cudakit.compile(launch.source, options=launch.options) if launch.options \
+        else launch.source
+    return cudakit.predict(source, launch.kernel, grid=launch.grid, block=launch.block,
                            args=host, shared=launch.shared)
 
 
@@ -286,10 +400,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--record", metavar="JSON", help="time the launches on this GPU")
     parser.add_argument("--second", action="store_true",
                         help="the second batch (session 9) instead of the first")
+    parser.add_argument("--third", action="store_true",
+                        help="the third batch (session 10, llm.c's kernels)")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = SECOND if args.second else LAUNCHES
+    launches = THIRD if args.third else SECOND if args.second else LAUNCHES
     if args.predict_first:
         predict_first(FIXTURE, launches)
     elif args.record:

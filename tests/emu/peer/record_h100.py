@@ -30,7 +30,8 @@ def pycuda_engine():
         source = case.source
         if "<" in case.kernel:
             source += f"\nstatic void* __cudakit_instance_0 = (void*)&{case.kernel};\n"
-        compiled = nvcc_compile(source, arch=None, name=case.file.rsplit(".", 1)[0])
+        compiled = nvcc_compile(source, options=getattr(case, "options", ()), arch=None,
+                                name=case.file.rsplit(".", 1)[0])
         want = re.sub(r"\s|(?<=\d)(?:u|ul|l)\b", "", case.kernel)
         info = next(k for k in compiled.kernels.values()
                     if re.sub(r"\s|(?<=\d)(?:u|ul|l)\b", "", k.name) == want)
