@@ -26,6 +26,13 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    the blocks of a wave, plus what a run needs beyond that (a stencil's last halo), fitted on
    each run with the same blocks one grid row below (or, in a grid of one row, on the run and
    its first half: :func:`_run_growth`).
+3b. **L2 share of a block**: the blocks resident together (a wave) share the L2, so each
+   holds about L2 / (blocks per wave). When a block's own footprint (sectors it reads and
+   writes) is larger, its re-reads that L1 missed and its re-writes of a sector come back
+   from (go out to) DRAM, except those nearer than its share and the fraction of its
+   footprint that fits (llm.c's softmax: a block per 201 kB row, read twice and written
+   twice by 1056 resident blocks: the H100 read 1.79 GB and wrote 0.86 GB for 0.41 GB of
+   rows, ``benchmarks/peer_times.py --third``).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
    writes of one sector); a sector the kernel leaves partly written is read from DRAM
    first, to be written back whole (:func:`unfilled_sectors`).
@@ -303,6 +310,31 @@ def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float) -> float:
     return total + float(np.minimum(counts * SECTOR * scale, sizes).sum())
 
 
+def block_set_misses(block_set: float, share: float) -> float:
+    """The share of a block's far re-uses that miss when its footprint ``block_set`` exceeds
+    the cache ``share`` it has (the same fraction-that-fits rule as L1's).
+
+    >>> block_set_misses(400.0, 100.0), block_set_misses(50.0, 100.0)
+    (0.75, 0.0)
+    """
+    return max(1.0 - share / block_set, 0.0) if block_set > 0 else 0.0
+
+
+def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, share: float, reuses: float,
+                  near_below: float) -> float:
+    """Of ``reuses`` (a block's re-reads that L1 did not serve, or its re-writes), those
+    farther apart than ``share`` bytes of that block's own accesses (:func:`near_rereads`);
+    ``near_below``: the share of all re-uses already served nearer (by L1)."""
+    if reuses <= 0 or blocks.size < 2:
+        return 0.0
+    traced = blocks.size - float(distinct(pair_keys(blocks, sectors)).size)
+    if traced <= 0:
+        return 0.0
+    near = near_rereads(blocks, sectors, share / SECTOR) / traced
+    served = max(near - near_below, 0.0) / max(1.0 - near_below, 1e-9)
+    return reuses * (1.0 - min(served, 1.0))
+
+
 def _run_growth(groups, blocks: np.ndarray, sectors: np.ndarray) -> tuple[float, float]:
     """How the distinct sectors of neighbouring blocks grow with their number:
     ``(ends, per_block)`` such that ``ends + per_block * n`` sectors serve ``n`` blocks.
@@ -417,6 +449,17 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         wave_set = min(compulsory_read, (ends + per_extra * blocks_per_wave) * SECTOR)
         waves = sample.total_blocks / blocks_per_wave
         t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
+    if l2_bytes > 0:  # rule 3b: a block's own re-reads and re-writes beyond its L2 share
+        share = l2_bytes / max(blocks_per_wave, 1)
+        st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
+        block_set = (per_block + st_pairs) / sampled * SECTOR
+        if block_set > share:
+            far = _beyond_share(ld_blocks, ld_sectors, share, rereads - hits, near)
+            t.dram_read_bytes = min(t.dram_read_bytes + far * block_set_misses(block_set, share)
+                                    * SECTOR * scale, t.l2_read_bytes)
+            rewrites = max(t.global_store_sectors - st_pairs, 0.0)
+            far = _beyond_share(st_blocks, st_sectors, share, rewrites, 0.0)
+            t.dram_write_bytes += far * block_set_misses(block_set, share) * SECTOR * scale
     if l2_bytes > 0 and stored:  # rule 4: sectors written in part are read to be written back
         unfilled = unfilled_sectors(np.concatenate(stored), np.concatenate(stored_sizes))
         t.dram_read_bytes += unfilled * SECTOR * scale
