@@ -7,7 +7,8 @@ scoreboard; the rules are short and follow the CUDA Programming Guide's throughp
 
 *Classes.* Each PTX opcode maps to one class (:func:`instruction_class`): ``fp32``, ``fp64``,
 ``int`` (add, logic, compare, shift), ``imad`` (integer multiply), ``sfu`` (``sin``, ``ex2``,
-``rcp``, ``rsqrt``... on the special-function unit), ``cvt`` (conversions involving floats),
+``rcp``, ``rsqrt``... on the special-function unit), ``cvt`` (conversions involving floats,
+but those between ``f32`` and ``f16``/``bf16``: ALU work, ``int``),
 ``shfl`` (``shfl``/``vote``/``match``/``redux``), ``branch``, ``ld.global``, ``st.global``,
 ``ld.shared``, ``st.shared``, ``ld.local``, ``st.local``, ``ld.const``, ``atom.global``,
 ``atom.shared``, ``barrier``, ``misc``, and ``free`` for what costs no SASS instruction
@@ -52,6 +53,9 @@ INDEX = {c: i for i, c in enumerate(CLASSES)}
 _TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64",
           "f16", "f32", "f64", "pred", "f16x2", "bf16", "bf16x2", "b128"}
 _SPACES = ("global", "shared", "local", "const", "param")
+#: conversions among these are ALU work on sm_90, not the XU's (Nsight Compute counts only
+#: the MUFU.TANH of llm.c's bfloat16 GELU on the XU; its F2FP, SHF and PRMT on the ALU)
+_HALF_AND_SINGLE = {"f32", "f16", "bf16", "f16x2", "bf16x2"}
 _SFU = {"rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh"}
 _FLOAT_OPS = {"add", "sub", "mul", "fma", "mad", "min", "max", "neg", "abs", "setp", "set",
               "copysign", "testp", "div"}
@@ -91,6 +95,8 @@ def instruction_class(opcode: str, operands=()) -> str:
     if base in _NOOPS:
         return "misc"
     if base == "cvt":
+        if set(types) <= _HALF_AND_SINGLE and len(set(types)) > 1:
+            return "int"  # f32 <-> f16/bf16: a shift or a permute widens, F2FP narrows
         return "cvt" if any(x.startswith(("f", "bf")) for x in types) else "int"
     floating = t.startswith(("f", "bf"))
     if base in _SFU or (base == "div" and t == "f32"):

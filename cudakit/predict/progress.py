@@ -61,9 +61,15 @@ def _loop_left(fr, body) -> float:
 
 
 def fraction_done(fr, counter) -> float | None:
-    """The fraction of the block's work done when it stopped, or None if no loop tells."""
+    """The fraction of the block's work done when it stopped, or None if no loop tells.
+
+    The work is counted in instructions: those issued so far, and the iterations left of the
+    outermost loop still running (the fewest iterations done) times what one of its
+    iterations issued so far on average. Loops that have finished count once, as they ran.
+    """
     dec = fr.dec
     starts = [blk.start for blk in dec.blocks] + [len(dec.fn.body)]
+    weight = [float(blk.classes.sum()) * counter.visits.get(id(blk), 0) for blk in dec.blocks]
     best = None
     for bi, blk in enumerate(dec.blocks):
         term = blk.term
@@ -72,5 +78,8 @@ def fraction_done(fr, counter) -> float | None:
             continue
         left = _loop_left(fr, dec.fn.body[starts[term[1]]:starts[bi + 1]])
         if np.isfinite(left) and left > 0 and (best is None or done < best[0]):
-            best = (done, left)
-    return None if best is None else best[0] / (best[0] + best[1])
+            best = (done, left, sum(weight[term[1]:bi + 1]) / done)
+    if best is None:
+        return None
+    so_far = sum(weight)
+    return so_far / (so_far + best[1] * best[2]) if so_far > 0 else None

@@ -138,4 +138,20 @@ __global__ void four_chains(const float *a, float *b, int k) {
     }
     b[i] = c0 + c1 + c2 + c3;
 }
+__global__ void two_loops(const float *a, float *b, int k1, int k2) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = a[i];
+#pragma unroll 16
+    for (int j = 0; j < k1; j++) x = fmaf(x, 1.0001f, 0.5f);
+    float y = x;
+#pragma unroll 16
+    for (int j = 0; j < k2; j++) y = fmaf(y, 0.9999f, 0.25f);
+    b[i] = y;
+}
+__global__ void row_twice(const float *a, float *b, int n) {  // a block per row, read twice
+    const float *row = a + (size_t)blockIdx.x * n;
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) s += row[j];
+    for (int j = threadIdx.x; j < n; j += blockDim.x) b[(size_t)blockIdx.x * n + j] = row[j] * s;
+}
 """

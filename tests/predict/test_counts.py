@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -220,3 +221,24 @@ def test_a_counted_loop_pays_its_control_once_per_ptxas_unroll(module):
     out = emu.mem_alloc(32 * 4)
     g = run(module, "grid_sum", a, out, np.int32(n), grid=(1,), block=(32,))
     assert 64 <= g.classes["branch"] <= 64 + 4  # one per trip, and the few outside the loop
+
+
+def test_half_and_bfloat16_conversions_are_alu_work():
+    assert instruction_class("cvt.rn.bf16.f32") == instruction_class("cvt.f32.bf16") == "int"
+    assert instruction_class("cvt.rn.f16.f32") == instruction_class("cvt.rn.bf16x2.f32") == "int"
+    assert instruction_class("cvt.rn.f16.s32") == instruction_class("cvt.f64.f32") == "cvt"
+
+
+def test_the_sfu_pipe_of_a_bfloat16_gelu_matches_nsight_compute():
+    """llm.c's GELU on 8 bfloat16 per thread: Nsight Compute counts only its 8 MUFU.TANH per
+    warp on the H100's XU pipe (``benchmarks/llmc/ncu_pipes.sh``); the conversions to and from
+    bfloat16 are shifts, permutes and F2FP on the ALU."""
+    from benchmarks.peer_times import THIRD, _predict
+    from benchmarks.sass_counts import read_ncu_file
+
+    fixture = Path(__file__).parents[2] / "benchmarks/fixtures/h100_llmc_pipes.ncu.csv.gz"
+    xu = next(m["smsp__inst_executed_pipe_xu.sum"] for m in read_ncu_file(fixture)
+              if m["kernel"] == "gelu_forward_kernel2")
+    launch = next(k for k in THIRD if k.kernel == "gelu_forward_kernel2")
+    counts = _predict(launch).counts["warp_instructions"]
+    assert counts["sfu"] + counts["cvt"] == pytest.approx(xu, rel=0.02)

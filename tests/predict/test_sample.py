@@ -59,7 +59,9 @@ def test_sampled_counts_match_the_full_launch(module):
         assert got == pytest.approx(full.counter.classes[cls], rel=0.03), cls
     assert sampled.counter.periods * sampled.scale == pytest.approx(full.counter.periods,
                                                                     rel=0.03)
-    kw = dict(l1_bytes_per_block=16384, l2_bytes=50 << 20, blocks_per_wave=132 * 8)
+    # an L2 of 2 MiB: the launch's 1.2 MB fit, but not in the half it keeps launch after
+    # launch, so its writes reach DRAM
+    kw = dict(l1_bytes_per_block=16384, l2_bytes=2 << 20, blocks_per_wave=132 * 8)
     ts, tf = traffic(sampled, grid, [u, v], **kw), traffic(full, grid, [u, v], **kw)
     for name in ("global_load_sectors", "l2_read_bytes", "dram_read_bytes",
                  "dram_write_bytes"):
@@ -69,6 +71,10 @@ def test_sampled_counts_match_the_full_launch(module):
     # L2 reads them too, to write them back whole
     assert tf.dram_read_bytes == pytest.approx(nx * ny * 4 + (ny - 2) * 2 * 32, rel=0.001)
     assert tf.dram_write_bytes == pytest.approx((nx - 2) * (ny - 2) * 4, rel=0.03)
+    # with an L2 that keeps them, launch after launch nothing reaches DRAM
+    kept = traffic(full, grid, [u, v], **{**kw, "l2_bytes": 50 << 20})
+    assert kept.dram_read_bytes == kept.dram_write_bytes == 0.0
+    assert kept.l2_read_bytes == tf.l2_read_bytes
 
 
 def test_a_block_too_long_to_emulate_is_extrapolated_from_its_loop(module):
@@ -80,3 +86,40 @@ def test_a_block_too_long_to_emulate_is_extrapolated_from_its_loop(module):
     assert sample.sampled_blocks == 1 and 0 < sample.done < 0.2
     fp32 = sample.counter.classes["fp32"] * sample.scale
     assert fp32 == pytest.approx(k * blocks * 8, rel=0.02)
+
+
+def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):
+    k1, k2, blocks = 1 << 15, 1 << 20, 64  # the first loop ends within the budget
+    a = emu.to_device(np.ones(blocks * 256, np.float32))
+    b = emu.mem_alloc(blocks * 256 * 4)
+    sample = run_sample(module.get_function("two_loops"), [a, b, np.int32(k1), np.int32(k2)],
+                        (blocks, 1, 1), (256, 1, 1), 0, seconds=0.4)
+    assert sample.sampled_blocks == 1 and 0 < sample.done < 0.5
+    fp32 = sample.counter.classes["fp32"] * sample.scale
+    assert fp32 == pytest.approx((k1 + k2) * blocks * 8, rel=0.02)
+
+
+def test_a_blocks_own_rereads_miss_when_the_resident_blocks_overflow_l2(module):
+    rows, n = 16, 16384  # a block per 64 kB row, read twice, written once
+    a = emu.to_device(np.ones(rows * n, np.float32))
+    b = emu.mem_alloc(rows * n * 4)
+    sample = run_sample(module.get_function("row_twice"), [a, b, np.int32(n)], (rows, 1, 1),
+                        (256, 1, 1), 0, threads=1 << 30, seconds=1e9)
+    row = n * 4
+
+    def dram(l2_bytes, per_wave):
+        t = traffic(sample, (rows, 1, 1), [a, b], l1_bytes_per_block=16384, l2_bytes=l2_bytes,
+                    blocks_per_wave=per_wave)
+        return t.dram_read_bytes, t.dram_write_bytes
+
+    l2 = 3 << 20  # keeps 1.5 MiB launch after launch: less than the 2 MiB of rows and output
+    # 16 resident blocks: 192 kB of L2 each, more than a row and its output (128 kB), so
+    # the second pass finds each row there
+    assert dram(l2, 16) == pytest.approx((rows * row, rows * row), rel=0.01)
+    # 1024 resident blocks: 3 kB each, far less than a row and its output: the second pass
+    # reads the row from DRAM again, but for the part that L1 (16 kB of the row) or the
+    # block's L2 share serve
+    reread = rows * row * (1 - 16384 / row) * (1 - l2 / 1024 / (2 * row))
+    got_read, got_write = dram(l2, 1024)
+    assert got_read == pytest.approx(rows * row + reread, rel=0.02)
+    assert got_write == pytest.approx(rows * row, rel=0.01)
