@@ -8,6 +8,7 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
     python -m benchmarks.peer_times --second --record ...      # then time on the GPU,
     python -m benchmarks.peer_times --second                   # then compare
     python -m benchmarks.peer_times --third ...   # the third batch: llm.c's kernels, the same way
+    python -m benchmarks.peer_times --fourth ...  # the fourth: more of llm.c, the same way
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
 instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
@@ -311,6 +312,67 @@ THIRD = [
 ]
 
 
+#: the fourth batch (session 10): more of llm.c's kernels (backward passes, norms, matmuls),
+#: chosen after the rules that the third batch's misses led to, and predicted with them
+#: before the H100 timed them.
+OC = 4 * C
+DOUT = ROWS * OC
+PARAMS = (C * OC + C * C) * 2 * 12  # GPT-2 small's weight matrices, as global_norm.cu counts
+
+
+def _bias_grad(r):
+    return [np.zeros(OC, np.uint16), _bf16(DOUT)(r), np.int32(B), np.int32(TOKENS),
+            np.int32(OC)]
+
+
+def _encoder_grad(r):
+    return [np.zeros(V * C, np.float32), np.zeros(TOKENS * C, np.float32),
+            _floats(NC, -1, 1)(r), r.integers(0, V, ROWS).astype(np.int32), np.int32(B),
+            np.int32(TOKENS), np.int32(C)]
+
+
+def _matmul_forward(r):
+    return [np.zeros(ROWS * OC, np.float32), _floats(NC, -1, 1)(r), _floats(OC * C, -1, 1)(r),
+            _floats(OC)(r)]
+
+
+FOURTH = [
+    *[_llmc(f"{k} {NC} bf16", "gelu_backward.cu", k,
+            lambda r: [np.zeros(NC, np.uint16), _bf16(NC)(r), _bf16(NC)(r), np.int32(NC)],
+            (-(-NC // (256 * per)),), (256,)) for k, per in (("gelu_backward1", 1),
+                                                             ("gelu_backward2", 8))],
+    _llmc(f"encoder_backward_kernel1 {NC}", "encoder_backward.cu", "encoder_backward_kernel1",
+          _encoder_grad, (NC // 256,), (256,)),
+    _llmc(f"encoder_backward_kernel2 {NC}", "encoder_backward.cu", "encoder_backward_kernel2",
+          _encoder_grad, (C // 256,), (256,)),
+    _llmc(f"crossentropy_softmax_backward_kernel1 {SOFTMAX_ROWS}x{V}",
+          "crossentropy_softmax_backward.cu", "crossentropy_softmax_backward_kernel1",
+          lambda r: [np.zeros(SOFTMAX_ROWS * V, np.float32), _floats(SOFTMAX_ROWS)(r),
+                     _floats(SOFTMAX_ROWS * V)(r), r.integers(0, V, SOFTMAX_ROWS).astype(
+                         np.int32), np.int32(2), np.int32(TOKENS), np.int32(V)],
+          (-(-SOFTMAX_ROWS * V // 256),), (256,)),
+    *[_llmc(f"{k} {ROWS}x{OC} bf16", "matmul_backward_bias.cu", k, _bias_grad, grid, (block,),
+            shared) for k, grid, block, shared in (
+        ("matmul_backward_bias_kernel1", (OC,), 256, 256 * 4),
+        ("matmul_backward_bias_kernel2", (OC * 32 // 512,), 512, 0),
+        ("matmul_backward_bias_kernel3", (OC,), 256, 0),
+        ("matmul_backward_bias_kernel4", (OC // 32,), 256, 256 * 4))],
+    *[_llmc(f"{k} {PARAMS} bf16", "global_norm.cu", f"{k}<__nv_bfloat16>",
+            lambda r: [np.zeros(1, np.float32), _bf16(PARAMS)(r), np.uint64(PARAMS)],
+            (2048 * 132 // 512,), (512,)) for k in ("norm_kernel1", "norm_kernel2")],
+    _llmc(f"matmul_forward_kernel1 {ROWS}x{C}x{OC}", "matmul_forward.cu",
+          "matmul_forward_kernel1",
+          lambda r: _matmul_forward(r) + [np.int32(ROWS), np.int32(C), np.int32(OC)],
+          (ROWS // 16, OC // 16), (16, 16)),
+    _llmc(f"matmul_forward_kernel4 {ROWS}x{C}x{OC}", "matmul_forward.cu",
+          "matmul_forward_kernel4", lambda r: _matmul_forward(r) + [np.int32(C), np.int32(OC)],
+          (ROWS // 128, OC // 128), (16, 16)),
+    _llmc(f"add_bias {ROWS}x{OC}", "matmul_forward.cu", "add_bias",
+          lambda r: [_floats(ROWS * OC)(r), _floats(OC)(r), np.int32(B), np.int32(TOKENS),
+                     np.int32(OC)], (-(-ROWS * OC // 256),), (256,)),
+]
+
+
 def record(path: str, repeat: int = 20, batch: int = 10,
            launches: list[Launch] | None = None) -> None:
     """Time the launches (default: the first batch) on this machine's GPU (PyCUDA) and write
@@ -402,10 +464,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="the second batch (session 9) instead of the first")
     parser.add_argument("--third", action="store_true",
                         help="the third batch (session 10, llm.c's kernels)")
+    parser.add_argument("--fourth", action="store_true",
+                        help="the fourth batch (session 10, more of llm.c, predicted first)")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = THIRD if args.third else SECOND if args.second else LAUNCHES
+    launches = FOURTH if args.fourth else THIRD if args.third else SECOND if args.second \
+        else LAUNCHES
     if args.predict_first:
         predict_first(FIXTURE, launches)
     elif args.record:
