@@ -476,7 +476,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
     if l2_bytes > 0:  # rule 4: writes the L2 keeps, launch after launch
         t.dram_write_bytes *= written_back(t.footprint_bytes, l2_bytes)
-    if l2_bytes > 0:  # rule 3b: a block's own re-reads and re-writes beyond its L2 share
+    if l2_bytes > 0 and written_back(t.footprint_bytes, l2_bytes):  # rule 3b: a block's
+        # own re-reads and re-writes beyond its L2 share (none when all of it stays in L2)
         share = l2_bytes / max(blocks_per_wave, 1)
         st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
         block_set = (per_block + st_pairs) / sampled * SECTOR
