@@ -225,10 +225,9 @@ def _llmc(name, file, kernel, inputs, grid, block, shared=0):
     return Launch(name, file, kernel, inputs, grid, block, shared, LLMC, LLMC_FLAGS)
 
 
-def _pointwise(file, kernel, per_thread):  # gelu, residual: (out, inputs..., N), bfloat16
-    count = 2 if file == "gelu_forward.cu" else 3
+def _pointwise(file, kernel, per_thread, inputs):  # (out, inputs..., N), bfloat16
     return _llmc(f"{kernel} {NC} bf16", file, kernel,
-                 lambda r: [np.zeros(NC, np.uint16)] + [_bf16(NC)(r) for _ in range(count - 1)]
+                 lambda r: [np.zeros(NC, np.uint16)] + [_bf16(NC)(r) for _ in range(inputs)]
                  + [np.int32(NC)], (-(-NC // (256 * per_thread)),), (256,))
 
 
@@ -270,10 +269,10 @@ SOFTMAX = [("softmax_forward_kernel1", (SOFTMAX_ROWS // 256,), 256, 0),
            ("softmax_forward_kernel7", (SOFTMAX_ROWS,), 256, 2 * 256 // 32 * 4),
            ("softmax_forward_online_kernel8", (SOFTMAX_ROWS * 32 // 256,), 256, 0)]
 THIRD = [
-    _pointwise("gelu_forward.cu", "gelu_forward_kernel1", 1),
-    _pointwise("gelu_forward.cu", "gelu_forward_kernel2", 8),
-    _pointwise("residual_forward.cu", "residual_forward_kernel1", 1),
-    _pointwise("residual_forward.cu", "residual_forward_kernel2", 8),
+    _pointwise("gelu_forward.cu", "gelu_forward_kernel1", 1, 1),
+    _pointwise("gelu_forward.cu", "gelu_forward_kernel2", 8, 1),
+    _pointwise("residual_forward.cu", "residual_forward_kernel1", 1, 2),
+    _pointwise("residual_forward.cu", "residual_forward_kernel2", 8, 2),
     _llmc(f"layernorm_forward_kernel1 {ROWS}x{C}", "layernorm_forward.cu",
           "layernorm_forward_kernel1", _layernorm, (ROWS // 256,), (256,)),
     _llmc(f"mean_kernel {ROWS}x{C}", "layernorm_forward.cu", "mean_kernel",

@@ -343,14 +343,15 @@ def block_set_misses(block_set: float, share: float) -> float:
     return max(1.0 - share / block_set, 0.0) if block_set > 0 else 0.0
 
 
-def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, share: float, reuses: float,
-                  near_below: float) -> float:
+def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, pairs: float, share: float,
+                  reuses: float, near_below: float) -> float:
     """Of ``reuses`` (a block's re-reads that L1 did not serve, or its re-writes), those
     farther apart than ``share`` bytes of that block's own accesses (:func:`near_rereads`);
-    ``near_below``: the share of all re-uses already served nearer (by L1)."""
+    ``pairs``: the distinct (block, sector) pairs of ``blocks``, ``sectors``; ``near_below``:
+    the share of all re-uses already served nearer (by L1)."""
     if reuses <= 0 or blocks.size < 2:
         return 0.0
-    traced = blocks.size - float(distinct(pair_keys(blocks, sectors)).size)
+    traced = blocks.size - pairs
     if traced <= 0:
         return 0.0
     near = near_rereads(blocks, sectors, share / SECTOR) / traced
@@ -482,11 +483,11 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
         block_set = (per_block + st_pairs) / sampled * SECTOR
         if block_set > share:
-            far = _beyond_share(ld_blocks, ld_sectors, share, rereads - hits, near)
+            far = _beyond_share(ld_blocks, ld_sectors, per_block, share, rereads - hits, near)
             t.dram_read_bytes = min(t.dram_read_bytes + far * block_set_misses(block_set, share)
                                     * SECTOR * scale, t.l2_read_bytes)
             rewrites = max(t.global_store_sectors - st_pairs, 0.0)
-            far = _beyond_share(st_blocks, st_sectors, share, rewrites, 0.0)
+            far = _beyond_share(st_blocks, st_sectors, st_pairs, share, rewrites, 0.0)
             t.dram_write_bytes += far * block_set_misses(block_set, share) * SECTOR * scale
     if l2_bytes > 0 and stored and t.dram_write_bytes:  # rule 4: sectors written in part
         # are read to be written back whole
