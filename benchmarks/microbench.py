@@ -9,7 +9,9 @@ key, ``methods`` (how each key was measured) and ``errors`` (a key whose benchma
 missing, with the reason there; one failure never loses the others). All kernels are in
 ``SOURCE``, compiled once with ``cudakit.load``; times come from CUDA events
 (``cudakit.benchmark``: median, with a head start so host launch cost is hidden), cycles
-from ``clock64()``. On the emulator the figures are host times and say ``engine: emu``.
+from ``clock64()``. Every rate (bytes, operations or instructions per second or per clock)
+divides by the event time less one empty kernel's: the model adds that fixed cost of a launch
+once (``kernel_min_us``), so it must not be inside the rates too. On the emulator the figures are host times and say ``engine: emu``.
 
 Methods, in order:
 
@@ -70,6 +72,9 @@ Methods, in order:
   64 MiB; ``pcie_duplex_gbs``: 256 MiB up and 256 MiB down at once on two streams (both
   directions' bytes / time); ``copy_issue_us``: the host's time per ``memcpy_htod_async``
   of 4 bytes.
+- ``d2d_alignment``: ``memcpy_dtod`` of 1-256 MiB plus 0, 1, 2, 4, 8 or 12 bytes (microseconds,
+  ``{"bytes": bases, "us": {extra: [...]}}``); ``d2d_unaligned_us``: from it, the microseconds
+  a size that is not a multiple of 16 adds (the median over the extras less extra 0).
 
 Written by hand because no library measures these for a CUDA teaching model (nvbench times
 kernels one gives it; gpu-benches and the papers' suites are C++ programs outside Python).
@@ -338,6 +343,7 @@ class Bench:
         self.results: dict = {}
         self.methods: dict = {}
         self.errors: dict = {}
+        self._empty_ms: float | None = None
 
     def size(self, gpu: int, emu: int) -> int:
         return emu if self.small else gpu
@@ -345,6 +351,14 @@ class Bench:
     def ms(self, launch, repeat: int = 10) -> float:
         return self.cudakit.benchmark(launch, warmup=1 if self.small else 2,
                                       repeat=2 if self.small else repeat).median
+
+    def work_ms(self, launch, repeat: int = 10) -> float:
+        """The event time of ``launch`` less that of one empty kernel: the fixed cost of a
+        launch is the model's own term (``kernel_min_us``), so a rate measured with it
+        inside would count it twice."""
+        if self._empty_ms is None:
+            self._empty_ms = self.ms(lambda: self.k["empty"](grid=(1,), block=(32,)), 50)
+        return max(self.ms(launch, repeat) - self._empty_ms, 1e-9)
 
     def put(self, key: str, value, method: str) -> None:
         self.results[key] = None if value is None else float(f"{float(value):.6g}")
@@ -383,16 +397,16 @@ def dram(b: Bench) -> None:
     n = b.size(GIB, 1 << 16) // 16  # float4 elements
     src, dst, sink = b.zeros(16 * n), b.zeros(16 * n), b.zeros(4)
     grid = (b.sms * 8,)
-    ms = b.ms(lambda: b.k["read_sum"](src, n - 1, n, sink, grid=grid, block=(256,)))
+    ms = b.work_ms(lambda: b.k["read_sum"](src, n - 1, n, sink, grid=grid, block=(256,)))
     b.put("dram_read_gbs", 16 * n / ms / 1e6, f"float4 grid-stride sum of {16 * n} B")
     grids = {"8 blocks per SM": grid, "32 blocks per SM": (b.sms * 32,),
              "one float4 per thread": (-(-n // 256),)}
-    fill = {k: b.ms(lambda g=g: b.k["write_fill"](dst, n, 1.0, grid=g, block=(256,)))
+    fill = {k: b.work_ms(lambda g=g: b.k["write_fill"](dst, n, 1.0, grid=g, block=(256,)))
             for k, g in grids.items()}
     best = min(fill, key=fill.get)
     b.put("dram_write_gbs", 16 * n / fill[best] / 1e6,
           f"float4 grid-stride fill of {16 * n} B, best of three grids ({best})")
-    copy = {k: b.ms(lambda g=g: b.k["copy4"](src, dst, n, grid=g, block=(256,)))
+    copy = {k: b.work_ms(lambda g=g: b.k["copy4"](src, dst, n, grid=g, block=(256,)))
             for k, g in grids.items()}
     best = min(copy, key=copy.get)
     b.put("dram_copy_gbs", 32 * n / copy[best] / 1e6,
@@ -403,8 +417,8 @@ def l2(b: Bench) -> None:
     n = b.size(16 << 20, 1 << 14) // 16
     total = n * b.size(256, 2)
     src, sink = b.zeros(16 * n), b.zeros(4)
-    ms = b.ms(lambda: b.k["read_sum"](src, n - 1, total, sink, grid=(b.sms * 8,),
-                                       block=(256,)))
+    ms = b.work_ms(lambda: b.k["read_sum"](src, n - 1, total, sink, grid=(b.sms * 8,),
+                                            block=(256,)))
     b.put("l2_read_gbs", 16 * total / ms / 1e6,
           f"float4 sum over a {16 * n} B buffer read {total // n} times")
 
@@ -417,7 +431,7 @@ def partial_stores(b: Bench) -> None:
                            ("partial_store_lines_per_s", 32, "32 sectors in 32 lines")):
         units = size // (4 * gap)
         total = units * b.size(32, 2)
-        ms = b.ms(lambda units=units, total=total, gap=gap: b.k["partial_store"](
+        ms = b.work_ms(lambda units=units, total=total, gap=gap: b.k["partial_store"](
             buf, units, total, gap, grid=(b.sms * 8,), block=(256,)))
         b.put(key, total / ms * 1e3,
               f"4-byte stores one per {4 * gap} B over a {size} B buffer, {total // units} "
@@ -429,8 +443,8 @@ def l1(b: Bench) -> None:
     threads = b.sms * 8 * 256
     total = threads * b.size(8192, 2)
     src, sink = b.zeros(16 * n), b.zeros(4)
-    ms = b.ms(lambda: b.k["read_sum"](src, n - 1, total, sink, grid=(b.sms * 8,),
-                                       block=(256,)))
+    ms = b.work_ms(lambda: b.k["read_sum"](src, n - 1, total, sink, grid=(b.sms * 8,),
+                                            block=(256,)))
     b.put("l1_read_bytes_per_clk_per_sm", b.per_clk_per_sm(16 * total, ms),
           f"float4 sum over one {16 * n} B buffer, {total} loads by {threads} threads")
 
@@ -438,7 +452,7 @@ def l1(b: Bench) -> None:
 def shared(b: Bench) -> None:
     blocks, iters = b.sms * 8, b.size(4096, 2)
     sink = b.zeros(4)
-    ms = b.ms(lambda: b.k["shared_read"](sink, iters, grid=(blocks,), block=(256,)))
+    ms = b.work_ms(lambda: b.k["shared_read"](sink, iters, grid=(blocks,), block=(256,)))
     b.put("shared_bytes_per_clk_per_sm", b.per_clk_per_sm(4 * 16 * iters * blocks * 256, ms),
           "volatile 4-byte conflict-free shared loads, 16 per trip, 8 blocks of 256 per SM")
 
@@ -535,7 +549,7 @@ def loaded_latency(b: Bench) -> None:
             kernel(chain, lines, steps, seed, cyc, sink, grid=(blocks,),
                    block=(32 * per_block,))
 
-        ms = b.ms(launch, repeat=5)
+        ms = b.work_ms(launch, repeat=5)
         c = b.cuda.from_device(cyc, (total,), np.int64)
         gbs.append(float(f"{total * chases * steps * 128 / ms / 1e6:.6g}"))
         cycles.append(float(f"{np.median(c) / steps:.6g}"))
@@ -567,7 +581,7 @@ def throughputs(b: Bench) -> None:
     for name, (iters, what) in THROUGHPUT.items():
         try:
             iters = b.size(iters, 2)
-            ms = b.ms(lambda name=name, iters=iters: b.k[name](out, iters, grid=(blocks,),
+            ms = b.work_ms(lambda name=name, iters=iters: b.k[name](out, iters, grid=(blocks,),
                                                                block=(256,)), repeat=5)
             warp_ops = blocks * 8 * iters * 8
             b.put(name, b.per_clk_per_sm(warp_ops, ms),
@@ -580,7 +594,7 @@ def throughputs(b: Bench) -> None:
 def constant_cache(b: Bench) -> None:
     blocks, iters = b.sms * 8, b.size(4096, 2)
     sink = b.zeros(4)
-    ms = b.ms(lambda: b.k["constant_reads"](sink, iters, 1, grid=(blocks,), block=(256,)))
+    ms = b.work_ms(lambda: b.k["constant_reads"](sink, iters, 1, grid=(blocks,), block=(256,)))
     b.put("constant_replays_per_clk_per_sm", b.per_clk_per_sm(blocks * 8 * iters * 31, ms),
           "__constant__ reads, 32 distinct addresses per warp request (31 beyond the first), "
           "8 blocks of 256 per SM; those extra addresses served per clock per SM")
@@ -591,15 +605,15 @@ def atomics(b: Bench) -> None:
     threads = blocks * 256
     p = b.zeros(4 * threads)
     iters = b.size(16, 2)
-    ms = b.ms(lambda: b.k["atomic_same"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
+    ms = b.work_ms(lambda: b.k["atomic_same"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
     b.put("global_atomic_same_address_per_s", threads * iters / ms * 1e3,
           f"atomicAdd of {threads} threads x {iters} to one word; thread operations per s")
     iters = b.size(256, 2)
-    ms = b.ms(lambda: b.k["atomic_distinct"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
+    ms = b.work_ms(lambda: b.k["atomic_distinct"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
     b.put("global_atomic_distinct_per_s", threads * iters / ms * 1e3,
           f"atomicAdd of {threads} threads x {iters}, each to its own word")
     iters = b.size(4096, 2)
-    ms = b.ms(lambda: b.k["atomic_shared"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
+    ms = b.work_ms(lambda: b.k["atomic_shared"](p, iters, grid=(blocks,), block=(256,)), repeat=5)
     b.put("shared_atomic_per_clk_per_sm", b.per_clk_per_sm(threads * iters, ms),
           "shared atomicAdd, each thread its own word; thread operations per clock per SM")
 
@@ -719,11 +733,35 @@ def copies(b: Bench) -> None:
           f"host time per memcpy_htod_async of 4 B from pinned memory, {calls} calls")
 
 
+def copy_alignment(b: Bench) -> None:
+    """``d2d_alignment``: ``memcpy_dtod`` of sizes a few bytes past a multiple of 16."""
+    cuda = b.cuda
+    bases = [b.size(m << 20, 1 << 12) for m in (1, 4, 16, 48, 64, 256)]
+    extras = (0, 1, 2, 4, 8, 12)
+    dev, other = b.zeros(bases[-1] + 16), b.zeros(bases[-1] + 16)
+    us = {str(extra): [b.ms(lambda n=base + extra: cuda.memcpy_dtod(other, dev, n),
+                            repeat=5 if base >= 64 << 20 else 10) * 1e3 for base in bases]
+          for extra in extras}
+    b.results["d2d_alignment"] = {"bytes": bases,
+                                  "us": {k: [float(f"{t:.6g}") for t in v]
+                                         for k, v in us.items()}}
+    b.methods["d2d_alignment"] = (
+        "microseconds per synchronous memcpy_dtod of base + extra bytes (extra 0, 1, 2, 4, 8, "
+        "12; bases 1-256 MiB), CUDA events, median; both pointers at the start of their "
+        "allocations")
+    extra = [max(float(np.median([us[str(e)][i] for e in extras[1:]])) - us["0"][i], 0.01)
+             for i in range(len(bases))]
+    b.results["d2d_unaligned_us"] = {"bytes": bases, "us": [float(f"{t:.6g}") for t in extra]}
+    b.methods["d2d_unaligned_us"] = (
+        "what a memcpy_dtod whose size is not a multiple of 16 B takes beyond one that is: "
+        "per base size, the median over extras 1-12 B less extra 0 (d2d_alignment)")
+
+
 #: in this order: ``loaded_latency`` comes last, as its 1 GiB host array, freed, slows the
 #: pageable copies measured right after it (64 KiB: 85 us against 25-27 us alone, H100)
 BENCHMARKS = [device_facts, clock, dram, l2, partial_stores, l1, shared, latencies,
               dependent_latencies, throughputs, constant_cache, atomics, launches, barrier,
-              copies, loaded_latency]
+              copies, copy_alignment, loaded_latency]
 
 
 def header() -> dict:

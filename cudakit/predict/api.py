@@ -150,8 +150,9 @@ def predict_copy(nbytes: int, direction: str = "htod", pinned: bool = True,
     ``direction``: ``"htod"``, ``"dtoh"`` (over PCIe; ``pinned`` host memory or pageable) or
     ``"dtod"`` (within device memory). Where the device has measured ``copy_curves``
     (``benchmarks/microbench.py``), the time is read off the curve of that kind of copy
-    (:func:`curve_us`); otherwise latency + bytes / bandwidth (device to device: read and
-    write, at the copy rate).
+    (:func:`curve_us`), plus, device to device, what a size that is not a multiple of 16
+    bytes adds (``d2d_unaligned_us``: the H100 takes 2-4 us more); otherwise latency + bytes
+    / bandwidth (device to device: read and write, at the copy rate).
     """
     dev = load(device)
     if direction not in ("htod", "dtoh", "dtod"):
@@ -163,12 +164,18 @@ def predict_copy(nbytes: int, direction: str = "htod", pinned: bool = True,
     memory = "" if direction == "dtod" else f", {'pinned' if pinned else 'pageable'}"
     bound = "memory" if direction == "dtod" else "PCIe"
     curve = dev.figures.get("copy_curves", {}).get(kind)
+    unaligned = dev.figures.get("d2d_unaligned_us") if direction == "dtod" and nbytes % 16 \
+        else None
     if curve is not None:
-        ms = curve_us(curve, nbytes) * 1e-3
+        extra = curve_us(unaligned, nbytes) * 1e-3 if unaligned else 0.0
+        ms = curve_us(curve, nbytes) * 1e-3 + extra
         rate = nbytes / (ms * 1e6) if ms > 0 else 0.0
         where = "within device memory" if direction == "dtod" else "over PCIe"
         text = (f"{nbytes / 1e6:.3g} MB {where}{memory}: {ms * 1e3:.3g} us on the measured "
                 f"curve ({rate:.3g} GB/s effective)")
+        if extra:
+            text += (f", {extra * 1e3:.2g} us of it because {nbytes} bytes is not a multiple "
+                     "of 16 (measured)")
         return Prediction(ms, bound, text, {bound: ms}, {"bytes": nbytes},
                           what=f"copy {direction} of {nbytes} bytes", device=dev.key)
     latency = dev.copy_latency_us * 1e-3

@@ -40,7 +40,9 @@ OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
             "constant_replays_per_clk_per_sm")
 #: tables a device may have (``benchmarks/microbench.py``): ``copy_curves``, per copy kind
 #: (``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable``, ``d2d``) the measured
-#: microseconds against bytes; ``dram_loaded_latency``, DRAM latency against bandwidth drawn
+#: microseconds against bytes; ``d2d_unaligned_us``, the microseconds a device-to-device copy
+#: whose size is not a multiple of 16 bytes takes beyond the ``d2d`` curve, against bytes;
+#: ``dram_loaded_latency``, DRAM latency against bandwidth drawn
 CURVES = ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d")
 
 
@@ -149,6 +151,10 @@ def read_figures(text: str, path: str = "figures", complete: bool = True) -> tup
     if data.get("copy_curves") is not None:
         values["copy_curves"] = read_curves(data["copy_curves"], path)
         sources["copy_curves"] = f"measured: {methods.get('copy_curves', path)}"
+    if data.get("d2d_unaligned_us") is not None:
+        values["d2d_unaligned_us"] = read_curves({"d2d": data["d2d_unaligned_us"]},
+                                                 f"{path}: d2d_unaligned_us")["d2d"]
+        sources["d2d_unaligned_us"] = f"measured: {methods.get('d2d_unaligned_us', path)}"
     if data.get("dram_loaded_latency") is not None:
         values["dram_loaded_latency"] = read_loaded_latency(data["dram_loaded_latency"], path)
         sources["dram_loaded_latency"] = (

@@ -18,7 +18,10 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    hits although the whole array does not fit); of the re-reads farther apart, the fraction
    of its footprint that fits hits. Stores and atomics go through to L2.
 2. **DRAM reads, compulsory**: every distinct sector read is fetched once, per allocation
-   at most the allocation's size (all blocks together cannot read more than the array);
+   at most the allocation's size (all blocks together cannot read more than the array),
+   but not a sector the launch wrote before it first read it (:func:`written_first`: the
+   L2 is write-back and allocates on a write, so the read finds the written line there;
+   llm.c's fused residual kernels write the residual and read it back);
    none when all the launch touches fits in the part of L2 it keeps (:func:`written_back`):
    kernels are timed launch after launch, and the last launch left its data there (llm.c's
    layer-norm means over 25 MB ran in 17 us timed so, and in 25 us under Nsight Compute,
@@ -30,8 +33,8 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    the blocks of a wave, plus what a run needs beyond that (a stencil's last halo), fitted on
    each run with the same blocks one grid row below (or, in a grid of one row, on the run and
    its first half: :func:`_run_growth`).
-3b. **L2 share of a block**: the blocks resident together (a wave) share the L2, so each
-   holds about L2 / (blocks per wave). When a block's own footprint (sectors it reads and
+3b. **L2 share of a block**: the blocks resident together (a wave, or the whole grid when
+   it is smaller) share the L2, so each holds about L2 / (blocks resident). When a block's own footprint (sectors it reads and
    writes) is larger, its re-reads that L1 missed and its re-writes of a sector come back
    from (go out to) DRAM, except those nearer than its share and the fraction of its
    footprint that fits (llm.c's softmax: a block per 201 kB row, read twice and written
@@ -304,6 +307,37 @@ class _Pairs:
         return np.concatenate(self.blocks), np.concatenate(self.sectors)
 
 
+def written_first(accesses) -> np.ndarray:
+    """The sectors (counted as :func:`_lane_sectors` does) whose first global access, in the
+    trace's program order, is a store or an atomic, sorted.
+
+    >>> from cudakit.emu.trace import AccessBatch
+    >>> def batch(op, word):
+    ...     address = np.full((1, 32), HEAP_BASE + 4 * word, np.uint64)
+    ...     return AccessBatch("k", 0, 0, 0, "global", op, 4, np.zeros((1, 3), np.int64),
+    ...                        np.zeros(1, np.int64), np.ones((1, 32), bool), address)
+    >>> written_first([batch("ld", 0), batch("st", 0), batch("st", 8), batch("ld", 8)]).tolist()
+    [1]
+    """
+    firsts = {"ld": ([], []), "st": ([], [])}
+    for order, a in enumerate(accesses):
+        if a.space == "global":
+            _, sectors = _lane_sectors(a)
+            kind = firsts["ld" if a.op == "ld" else "st"]
+            kind[0].append(sectors)
+            kind[1].append(np.full(sectors.size, order, np.int64))
+    if not firsts["st"][0] or not firsts["ld"][0]:
+        return np.zeros(0, np.int64)
+    (loads, load_at), (stores, store_at) = (
+        (np.concatenate(sectors), np.concatenate(at)) for sectors, at in firsts.values())
+    loads, first = np.unique(loads, return_index=True)  # the first occurrence: the earliest
+    load_at = load_at[first]
+    stores, first = np.unique(stores, return_index=True)
+    store_at = store_at[first]
+    both, li, si = np.intersect1d(loads, stores, assume_unique=True, return_indices=True)
+    return both[store_at[si] < load_at[li]]
+
+
 def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float) -> float:
     """Distinct sectors scaled to the launch, per allocation at most its size."""
     sectors = distinct(sectors)
@@ -446,8 +480,10 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     st_blocks, st_sectors = stores.arrays()
     per_block = float(distinct(pair_keys(ld_blocks, ld_sectors)).size)
     sampled = sample.sampled_blocks
+    # the reads DRAM can serve: not of sectors the launch wrote first (rule 2)
+    fetched = ~np.isin(ld_sectors, written_first(sample.trace.accesses))
     ends, per_extra = _run_growth(sample.groups or [[run] for run in sample.runs],
-                                   ld_blocks, ld_sectors)
+                                   ld_blocks[fetched], ld_sectors[fetched])
     # rule 1: L1 hits of a block's re-reads, near ones and the part of far ones that fits
     footprint_block = per_block / sampled * SECTOR
     rereads = max(t.global_load_sectors - per_block, 0.0)
@@ -461,7 +497,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     t.l2_read_bytes = l2_read_sectors * SECTOR * scale
     t.l2_write_bytes = t.global_store_sectors * SECTOR * scale
     # rules 2-5: DRAM
-    compulsory_read = _bytes_per_buffer(ld_sectors, buffers, scale)
+    compulsory_read = _bytes_per_buffer(ld_sectors[fetched], buffers, scale)
     t.dram_write_bytes = _bytes_per_buffer(st_sectors, buffers, scale)
     t.footprint_bytes = compulsory_read + t.dram_write_bytes
     if l2_bytes <= 0:
@@ -479,7 +515,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         t.dram_write_bytes *= written_back(t.footprint_bytes, l2_bytes)
     if l2_bytes > 0 and written_back(t.footprint_bytes, l2_bytes):  # rule 3b: a block's
         # own re-reads and re-writes beyond its L2 share (none when all of it stays in L2)
-        share = l2_bytes / max(blocks_per_wave, 1)
+        share = l2_bytes / max(min(blocks_per_wave, sample.total_blocks), 1)
         st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
         block_set = (per_block + st_pairs) / sampled * SECTOR
         if block_set > share:

@@ -283,6 +283,24 @@ def test_sectors_left_partly_written_are_read_from_dram_to_be_written_back():
     assert _ncu_probe("probe:rows_filled_256")["dram__bytes_read.sum"] < 1e6
 
 
+def test_what_a_launch_wrote_and_reads_back_comes_from_l2_not_dram():
+    # t is written, then read back by the neighbouring thread: the L2 holds the written
+    # lines, so DRAM serves only a (3 x 32 MiB touched, more than the L2 keeps)
+    source = r"""
+    __global__ void write_then_read(const float *a, float *t, float *b, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) t[i] = a[i] + 1.0f;
+        __syncthreads();
+        if (i < n) b[i] = 2.0f * t[i ^ 1];
+    }"""
+    args = [np.zeros(N, np.float32), np.zeros(N, np.float32), np.zeros(N, np.float32),
+            np.int32(N)]
+    p = cudakit.predict(source, grid=(N // 256,), block=(256,), args=args)
+    assert p.counts["l2_read_bytes"] == pytest.approx(8 * N, rel=0.001)  # a and t
+    assert p.counts["dram_read_bytes"] == pytest.approx(4 * N, rel=0.001)  # a only
+    assert p.counts["dram_write_bytes"] == pytest.approx(8 * N, rel=0.001)  # t and b
+
+
 def test_the_h100_file_has_the_measured_partial_store_rate():
     from cudakit.predict.device import read_figures
 
