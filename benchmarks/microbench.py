@@ -11,7 +11,8 @@ missing, with the reason there; one failure never loses the others). All kernels
 (``cudakit.benchmark``: median, with a head start so host launch cost is hidden), cycles
 from ``clock64()``. Every rate (bytes, operations or instructions per second or per clock)
 divides by the event time less one empty kernel's: the model adds that fixed cost of a launch
-once (``kernel_min_us``), so it must not be inside the rates too. On the emulator the figures are host times and say ``engine: emu``.
+once (``kernel_min_us``), so it must not be inside the rates too. On the emulator the
+figures are host times and say ``engine: emu``.
 
 Methods, in order:
 

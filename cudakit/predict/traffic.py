@@ -34,12 +34,12 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    each run with the same blocks one grid row below (or, in a grid of one row, on the run and
    its first half: :func:`_run_growth`).
 3b. **L2 share of a block**: the blocks resident together (a wave, or the whole grid when
-   it is smaller) share the L2, so each holds about L2 / (blocks resident). When a block's own footprint (sectors it reads and
-   writes) is larger, its re-reads that L1 missed and its re-writes of a sector come back
-   from (go out to) DRAM, except those nearer than its share and the fraction of its
-   footprint that fits (llm.c's softmax: a block per 201 kB row, read twice and written
-   twice by 1056 resident blocks: the H100 read 1.79 GB and wrote 0.86 GB for 0.41 GB of
-   rows, ``benchmarks/peer_times.py --third``).
+   it is smaller) share the L2, so each holds about L2 / (blocks resident). When a block's
+   own footprint (sectors it reads and writes) is larger, its re-reads that L1 missed and
+   its re-writes of a sector come back from (go out to) DRAM, except those nearer than its
+   share and the fraction of its footprint that fits (llm.c's softmax: a block per 201 kB
+   row, read twice and written twice by 1056 resident blocks: the H100 read 1.79 GB and
+   wrote 0.86 GB for 0.41 GB of rows, ``benchmarks/peer_times.py --third``).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
    writes of one sector), and none when all the launch touches fits in the part of L2 it
    keeps: launched again, it overwrites its dirty lines there (:func:`written_back`; llm.c's
