@@ -53,7 +53,7 @@ class Batch:
     def __init__(self, kernel_name: str, grid, block, first: int, count: int, shared_bytes: int,
                  race: bool, trace, deadline: float, counter=None,
                  sites: list | None = None, shared_symbols=(), dyn_offset: int = 0,
-                 reserved: int = 0):
+                 reserved: int = 0, on_timeout=None):
         self.kernel = kernel_name
         self.__dict__.update(_layout(tuple(grid), tuple(block), first, count))
         n = self.size
@@ -72,6 +72,9 @@ class Batch:
         self._whole = None  # the trace's block, warp and mask arrays when every lane acts
         self.counter = counter
         self.deadline = deadline
+        # called with the running frame when the deadline passes: True if it moved the
+        # deadline on (cudakit.predict skips the rest of a long loop), else the kernel stops
+        self.on_timeout = on_timeout
         self.sites = sites or []
         self.shared_symbols = list(shared_symbols)
         self.dyn_offset = dyn_offset

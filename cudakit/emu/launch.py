@@ -134,11 +134,14 @@ def _address(a):
 
 
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
-           timeout: float | None = None, trace=None, counter=None, blocks=None) -> None:
+           timeout: float | None = None, trace=None, counter=None, blocks=None,
+           on_timeout=None) -> None:
     """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes.
 
     ``blocks``: run only these runs of consecutive blocks, ``[(first, count), ...]`` in
     linear block order (``cudakit.predict`` samples a large grid so); default: all.
+    ``on_timeout(frame)``: asked when ``timeout`` has passed; if it returns True it has set
+    the batch's next deadline and the kernel runs on (:class:`~cudakit.emu.batch.Batch`).
     """
     block = dims3(block, "block", DEVICE.max_block_dim)
     grid = dims3(grid, "grid", DEVICE.max_grid_dim)
@@ -179,7 +182,7 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
         for first, count in batches:
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
                       counter, program.sites, kernel.shared_symbols, dyn_offset,
-                      RESERVED if kernel.reserved else 0)
+                      RESERVED if kernel.reserved else 0, on_timeout)
             fr = Frame(b, kernel.dec, program, kernel.name)
             fr.params.update(params)
             lanes = ALL if b.dense else np.flatnonzero(b.valid)

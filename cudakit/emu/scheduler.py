@@ -72,7 +72,6 @@ def run(fr: Frame, L, entry: bool) -> None:
     blocks = dec.blocks
     heap = [0]
     pending = {0: [L]}
-    deadline = b.deadline
     counter = b.counter
     pure_exit = dec.pure_exit
     live_total = -1
@@ -84,7 +83,7 @@ def run(fr: Frame, L, entry: bool) -> None:
         L = _merge(pending.pop(pc), b.size)
         blk = blocks[pc]
         b.line = blk.line
-        if time.perf_counter() > deadline:
+        if time.perf_counter() > b.deadline and (b.on_timeout is None or not b.on_timeout(fr)):
             stop = KernelTimeout(_(
                 "kernel '{kernel}' did not finish within its time limit; it was still looping "
                 "at line {line}. A loop whose exit depends on another block or thread may never "

@@ -34,13 +34,15 @@ def remaining(value, limit, step, lanes=None) -> float:
     return float(left.max()) if left.size else float("nan")
 
 
-def _loop_left(fr, body) -> float:
-    """Iterations left in the loop whose instructions are ``body`` (last one: the branch)."""
+def _induction(fr, body):
+    """The induction of the loop whose instructions are ``body`` (last one: the branch):
+    ``(register, type, values, limits, steps)``, the last three per lane, or None when its
+    ``setp`` does not compare a register stepped by an ``add``/``sub`` in the loop."""
     guard = (body[-1].guard or "").lstrip("!")
     setp = next((i for i in reversed(body[:-1]) if i.opcode.startswith("setp")
                  and guard in str(i.operands[0]).split("|")), None)
     if not guard or setp is None:
-        return float("nan")
+        return None
     t = split_opcode(setp.opcode)[2][-1]
     a, b = setp.operands[1], setp.operands[2]
     steps = [(ind, limit, next((i for i in body if i.opcode.split(".")[0] in ("add", "sub")
@@ -48,7 +50,7 @@ def _loop_left(fr, body) -> float:
              for ind, limit in ((a, b), (b, a))]
     found = [x for x in steps if x[2] is not None]
     if not found:
-        return float("nan")
+        return None
     ind, limit, step = found[0]
     other = step.operands[2] if step.operands[1] == ind else step.operands[1]
     sign = -1 if step.opcode.startswith("sub") else 1
@@ -57,19 +59,30 @@ def _loop_left(fr, body) -> float:
     def values(op):
         return np.asarray(read(op, t)(fr, ALL)).astype(np.float64)
 
-    return remaining(values(ind), values(limit), sign * values(other), fr.b.valid)
+    return ind, t, values(ind), values(limit), sign * values(other)
 
 
-def fraction_done(fr, counter) -> float | None:
-    """The fraction of the block's work done when it stopped, or None if no loop tells.
+def _loop_left(fr, body) -> float:
+    """Iterations left in the loop whose instructions are ``body`` (last one: the branch)."""
+    found = _induction(fr, body)
+    if found is None:
+        return float("nan")
+    _, _, value, limit, step = found
+    return remaining(value, limit, step, fr.b.valid)
 
-    The work is counted in instructions: those issued so far, and the iterations left of the
-    outermost loop still running (the fewest iterations done) times what one of its
-    iterations issued so far on average. Loops that have finished count once, as they ran.
-    """
+
+def _weights(dec, counter) -> list[float]:
+    """Per basic block, the instructions it has issued so far (its size times its runs)."""
+    return [float(blk.classes.sum()) * counter.visits.get(id(blk), 0) for blk in dec.blocks]
+
+
+def _running_loop(fr, counter):
+    """The outermost loop still running (the fewest iterations done, some left):
+    ``(iterations done, first block, last block, iterations left, instructions per
+    iteration)``, or None."""
     dec = fr.dec
     starts = [blk.start for blk in dec.blocks] + [len(dec.fn.body)]
-    weight = [float(blk.classes.sum()) * counter.visits.get(id(blk), 0) for blk in dec.blocks]
+    weight = _weights(dec, counter)
     best = None
     for bi, blk in enumerate(dec.blocks):
         term = blk.term
@@ -78,8 +91,66 @@ def fraction_done(fr, counter) -> float | None:
             continue
         left = _loop_left(fr, dec.fn.body[starts[term[1]]:starts[bi + 1]])
         if np.isfinite(left) and left > 0 and (best is None or done < best[0]):
-            best = (done, left, sum(weight[term[1]:bi + 1]) / done)
-    if best is None:
+            best = (done, term[1], bi, left, sum(weight[term[1]:bi + 1]) / done)
+    return best
+
+
+def fraction_done(fr, counter, skipped: float = 0.0) -> float | None:
+    """The fraction of the block's work done when it stopped, or None if no loop tells.
+
+    The work is counted in instructions: those issued so far, and the iterations left of the
+    outermost loop still running (the fewest iterations done) times what one of its
+    iterations issued so far on average. Loops that have finished count once, as they ran;
+    ``skipped``: the instructions of loops :func:`skip_loop` cut short before.
+    """
+    loop = _running_loop(fr, counter)
+    if loop is None:
         return None
-    so_far = sum(weight)
-    return so_far / (so_far + best[1] * best[2]) if so_far > 0 else None
+    _, _, _, left, per_iteration = loop
+    so_far = issued(fr.dec, counter)
+    return so_far / (so_far + skipped + left * per_iteration) if so_far > 0 else None
+
+
+def issued(dec, counter) -> float:
+    """The instructions function ``dec`` has issued so far (in :func:`fraction_done`'s
+    units: each basic block's size times its runs)."""
+    return sum(_weights(dec, counter))
+
+
+def loop_done(fr, counter) -> float | None:
+    """The part of its iterations that the outermost running loop has done, or None."""
+    loop = _running_loop(fr, counter)
+    return None if loop is None else loop[0] / (loop[0] + loop[3])
+
+
+def skip_loop(fr, counter) -> float | None:
+    """Cut the outermost running loop short when another loop follows it, so that the later
+    loops run too: its induction register moves on, lane by lane, to its last iteration.
+    Returns the instructions skipped (iterations left times those of one iteration), or
+    None, touching nothing, when no loop can be cut so.
+
+    A kernel that makes three passes over a long row with one thread (llm.c's softmax over
+    50257 columns) runs for minutes in the emulator; stopped in its first pass, the other
+    two would never be counted. A loop with nothing after it is left to
+    :func:`fraction_done`: stopping there loses only what follows the loop.
+    """
+    loop = _running_loop(fr, counter)
+    if loop is None:
+        return None
+    _, first, last, left, per_iteration = loop
+    dec = fr.dec
+    if not any(blk.term[0] == "bra" and blk.term[1] is not None and blk.term[1] <= bi
+               for bi, blk in enumerate(dec.blocks) if bi > last):
+        return None
+    starts = [blk.start for blk in dec.blocks] + [len(dec.fn.body)]
+    ind, t, value, limit, step = _induction(fr, dec.fn.body[starts[first]:starts[last + 1]])
+    limit, step = np.broadcast_to(limit, value.shape), np.broadcast_to(step, value.shape)
+    with np.errstate(all="ignore"):
+        trips = np.ceil((limit - value) / step)
+    lanes = np.flatnonzero(fr.b.valid & np.isfinite(trips) & (trips > 1))
+    if not lanes.size:
+        return None
+    moved = value[lanes] + (trips[lanes] - 1) * step[lanes]
+    dtype = np.int64 if t[0] in "sub" else np.float64
+    dec.scope.write(ind, t)(fr, lanes, moved.astype(dtype))
+    return left * per_iteration

@@ -10,7 +10,10 @@ cache model needs. Sampling stops at a thread budget or a time budget, whichever
 first; a grid within the thread budget runs in full.
 
 A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
-there and extrapolated from the fraction of its loops it completed (:mod:`.progress`).
+there and extrapolated from the fraction of its loops it completed (:mod:`.progress`). When
+another loop follows the one it is in (a thread making three passes over a long row), that
+loop is cut short instead and the block runs on, each later loop cut at the same part of its
+iterations, so that every pass is counted at one scale.
 
 Hand-written: sampling a GPU launch by blocks is specific to this emulator.
 
@@ -28,13 +31,53 @@ from dataclasses import dataclass
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
 from ..errors import KernelTimeout
-from .progress import fraction_done
+from .progress import fraction_done, issued, loop_done, skip_loop
 
 THREADS = 32768  # threads emulated at most
 SECONDS = 2.5  # emulation time after which no further run starts
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
 PROBE_TIMEOUT = 30.0  # seconds a block may take when its loops cannot be extrapolated
+CUTS = 8  # loops a long block may have cut short, and time budgets it may take
+
+
+class _LoopCutter:
+    """The emulator's ``on_timeout``: cuts a long block's running loop short while a later
+    loop follows (:func:`~.progress.skip_loop`), every loop at the part of its iterations
+    the first had done at the time budget, so that one scale (:attr:`Sample.done`) fits
+    them all; the block may take up to ``CUTS`` budgets in all (then a loop is cut where
+    it is)."""
+
+    CHECK = 0.05  # seconds between looks at a running loop's progress
+
+    def __init__(self, counter, seconds: float):
+        self.counter, self.limit = counter, time.perf_counter() + CUTS * seconds
+        self.skipped, self.cuts, self.functions = 0.0, 0, {}
+        self.part: float | None = None  # of its iterations each loop runs before its cut
+
+    def __call__(self, fr) -> bool:
+        done = loop_done(fr, self.counter)
+        if done is None or self.cuts >= CUTS:
+            return False
+        if self.part is None:
+            self.part = done
+        elif done < self.part and time.perf_counter() < self.limit:
+            fr.b.deadline = time.perf_counter() + self.CHECK
+            return True
+        work = skip_loop(fr, self.counter)
+        if work is None:
+            return False
+        self.skipped += work
+        self.cuts += 1
+        self.functions[id(fr.dec)] = fr.dec
+        fr.b.deadline = time.perf_counter() + self.CHECK
+        return True
+
+    def done(self) -> float:
+        """The part of the block's work that ran: what was issued against that and what
+        the cut loops would have issued."""
+        so_far = sum(issued(dec, self.counter) for dec in self.functions.values())
+        return so_far / (so_far + self.skipped)
 
 
 def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
@@ -101,22 +144,27 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     budget = max(1, threads // pad)
     trace, counter = Trace(), InstructionCounter()
 
-    def emulate(runs, timeout=PROBE_TIMEOUT):
+    def emulate(runs, timeout=PROBE_TIMEOUT, on_timeout=None):
         function(*args, grid=grid, block=block, shared=shared, trace=trace, counter=counter,
-                 racecheck=False, blocks=runs, timeout=timeout)
+                 racecheck=False, blocks=runs, timeout=timeout, on_timeout=on_timeout)
 
     start = time.perf_counter()
     first = nblocks if nblocks <= budget and nblocks * pad <= CHEAP else 1
+    cutter = _LoopCutter(counter, seconds)
     try:
-        emulate([(0, first)], timeout=seconds)
+        emulate([(0, first)], timeout=seconds, on_timeout=cutter)
     except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
         frame = getattr(stop, "frame", None)
-        done = fraction_done(frame, counter) if frame is not None else None
+        done = fraction_done(frame, counter, cutter.skipped) if frame is not None else None
         if done is not None and 0 < done < 1:
             return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
                           done)
         trace, counter = Trace(), InstructionCounter()
         emulate([(0, first)])
+    else:
+        if cutter.cuts:  # it ran to its end, with loops cut short
+            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
+                          cutter.done())
     if first == nblocks:
         return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
     probe = time.perf_counter() - start

@@ -319,21 +319,32 @@ def written_first(accesses) -> np.ndarray:
     >>> written_first([batch("ld", 0), batch("st", 0), batch("st", 8), batch("ld", 8)]).tolist()
     [1]
     """
-    firsts = {"ld": ([], []), "st": ([], [])}
+    kinds: dict[tuple, list] = {}  # (a load?, access size) -> [(order, batch)]
     for order, a in enumerate(accesses):
         if a.space == "global":
-            _, sectors = _lane_sectors(a)
-            kind = firsts["ld" if a.op == "ld" else "st"]
-            kind[0].append(sectors)
-            kind[1].append(np.full(sectors.size, order, np.int64))
-    if not firsts["st"][0] or not firsts["ld"][0]:
+            kinds.setdefault((a.op == "ld", a.size), []).append((order, a))
+    if not any(load for load, _ in kinds) or all(load for load, _ in kinds):
         return np.zeros(0, np.int64)
-    (loads, load_at), (stores, store_at) = (
-        (np.concatenate(sectors), np.concatenate(at)) for sectors, at in firsts.values())
-    loads, first = np.unique(loads, return_index=True)  # the first occurrence: the earliest
-    load_at = load_at[first]
-    stores, first = np.unique(stores, return_index=True)
-    store_at = store_at[first]
+    parts: dict[bool, tuple[list, list]] = {True: ([], []), False: ([], [])}
+    for (load, size), items in kinds.items():
+        joined = AccessBatch("", 0, 0, -1, "global", "ld", size,
+                             np.zeros((0, 3), np.int64), np.zeros(0, np.int64),
+                             np.concatenate([a.mask for _, a in items]),
+                             np.concatenate([a.address for _, a in items]))
+        rows, sectors = _lane_sectors(joined)
+        orders = np.concatenate([np.full(a.warps, order, np.int64) for order, a in items])
+        parts[load][0].append(sectors)
+        parts[load][1].append(orders[rows])
+
+    def earliest(sectors, orders):  # each sector once, with the first access to it
+        sectors, orders = np.concatenate(sectors), np.concatenate(orders)
+        by = np.lexsort((orders, sectors))
+        sectors, orders = sectors[by], orders[by]
+        first = np.r_[True, sectors[1:] != sectors[:-1]]
+        return sectors[first], orders[first]
+
+    loads, load_at = earliest(*parts[True])
+    stores, store_at = earliest(*parts[False])
     both, li, si = np.intersect1d(loads, stores, assume_unique=True, return_indices=True)
     return both[store_at[si] < load_at[li]]
 

@@ -88,6 +88,25 @@ def test_a_block_too_long_to_emulate_is_extrapolated_from_its_loop(module):
     assert fp32 == pytest.approx(k * blocks * 8, rel=0.02)
 
 
+def test_a_long_loop_is_cut_short_so_that_the_loops_after_it_are_counted(module):
+    # a thread per row of 2^18 floats, two passes: minutes of emulation per block. Stopped
+    # in the first pass, the second (the stores) would never be seen; each pass is cut at
+    # the same part of its iterations instead, and both scale to their full counts
+    n, warps = 1 << 18, 2
+    x = emu.to_device(np.ones(warps * 32 * n, np.float32))
+    y = emu.mem_alloc(warps * 32 * n * 4)
+    sample = run_sample(module.get_function("row_passes"), [x, y, np.int32(n)], (warps, 1, 1),
+                        (32, 1, 1), 0, seconds=0.3)
+    assert sample.sampled_blocks == warps and 0 < sample.done < 0.5  # the grid in one batch
+    counts = {k: v * sample.scale for k, v in sample.counter.classes.items()}
+    assert counts["ld.global"] == pytest.approx(2 * n * warps, rel=0.05)
+    assert counts["st.global"] == pytest.approx(n * warps, rel=0.05)
+    assert counts["fp32"] == pytest.approx(2 * n * warps, rel=0.05)
+    stored = traffic(sample, (warps, 1, 1), [x, y], l1_bytes_per_block=0, l2_bytes=0,
+                     blocks_per_wave=1).global_store_requests
+    assert stored == pytest.approx(n * warps, rel=0.05)
+
+
 def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):
     k1, k2, blocks = 1 << 15, 1 << 20, 64  # the first loop ends within the budget
     a = emu.to_device(np.ones(blocks * 256, np.float32))
