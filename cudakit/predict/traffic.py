@@ -21,7 +21,9 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    at most the allocation's size (all blocks together cannot read more than the array),
    but not a sector the launch wrote before it first read it (:func:`written_first`: the
    L2 is write-back and allocates on a write, so the read finds the written line there;
-   llm.c's fused residual kernels write the residual and read it back);
+   llm.c's fused residual kernel writes the residual and reads it back), unless the block's
+   footprint exceeds its share of L2 (rule 3b: that fraction of such reads misses; llm.c's
+   softmax writes a 201 kB row and reads it back, 1056 blocks at a time);
    none when all the launch touches fits in the part of L2 it keeps (:func:`written_back`):
    kernels are timed launch after launch, and the last launch left its data there (llm.c's
    layer-norm means over 25 MB ran in 17 us timed so, and in 25 us under Nsight Compute,
@@ -508,7 +510,14 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     t.l2_read_bytes = l2_read_sectors * SECTOR * scale
     t.l2_write_bytes = t.global_store_sectors * SECTOR * scale
     # rules 2-5: DRAM
-    compulsory_read = _bytes_per_buffer(ld_sectors[fetched], buffers, scale)
+    share = l2_bytes / max(min(blocks_per_wave, sample.total_blocks), 1)  # rule 3b
+    st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
+    block_set = (per_block + st_pairs) / sampled * SECTOR
+    # what the launch reads back after writing it stays in L2 for as long as the block's
+    # footprint fits its share (rule 3b's fraction-that-fits beyond it)
+    compulsory_read = _bytes_per_buffer(ld_sectors[fetched], buffers, scale) + \
+        _bytes_per_buffer(ld_sectors[~fetched], buffers, scale) * \
+        block_set_misses(block_set, share)
     t.dram_write_bytes = _bytes_per_buffer(st_sectors, buffers, scale)
     t.footprint_bytes = compulsory_read + t.dram_write_bytes
     if l2_bytes <= 0:
@@ -524,18 +533,15 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
     if l2_bytes > 0:  # rule 4: writes the L2 keeps, launch after launch
         t.dram_write_bytes *= written_back(t.footprint_bytes, l2_bytes)
-    if l2_bytes > 0 and written_back(t.footprint_bytes, l2_bytes):  # rule 3b: a block's
-        # own re-reads and re-writes beyond its L2 share (none when all of it stays in L2)
-        share = l2_bytes / max(min(blocks_per_wave, sample.total_blocks), 1)
-        st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
-        block_set = (per_block + st_pairs) / sampled * SECTOR
-        if block_set > share:
-            far = _beyond_share(ld_blocks, ld_sectors, per_block, share, rereads - hits, near)
-            t.dram_read_bytes = min(t.dram_read_bytes + far * block_set_misses(block_set, share)
-                                    * SECTOR * scale, t.l2_read_bytes)
-            rewrites = max(t.global_store_sectors - st_pairs, 0.0)
-            far = _beyond_share(st_blocks, st_sectors, st_pairs, share, rewrites, 0.0)
-            t.dram_write_bytes += far * block_set_misses(block_set, share) * SECTOR * scale
+    # rule 3b: a block's own re-reads and re-writes beyond its L2 share (none when all the
+    # launch touches stays in L2)
+    if l2_bytes > 0 and written_back(t.footprint_bytes, l2_bytes) and block_set > share:
+        far = _beyond_share(ld_blocks, ld_sectors, per_block, share, rereads - hits, near)
+        t.dram_read_bytes = min(t.dram_read_bytes + far * block_set_misses(block_set, share)
+                                * SECTOR * scale, t.l2_read_bytes)
+        rewrites = max(t.global_store_sectors - st_pairs, 0.0)
+        far = _beyond_share(st_blocks, st_sectors, st_pairs, share, rewrites, 0.0)
+        t.dram_write_bytes += far * block_set_misses(block_set, share) * SECTOR * scale
     if l2_bytes > 0 and stored and t.dram_write_bytes:  # rule 4: sectors written in part
         # are read to be written back whole
         unfilled = unfilled_sectors(np.concatenate(stored), np.concatenate(stored_sizes))
