@@ -155,6 +155,14 @@ __global__ void row_passes(const float *x, float *y, int n) {  // a thread per r
     for (int j = 0; j < n; j++) s += row[j];
     for (int j = 0; j < n; j++) out[j] = row[j] * s;
 }
+__global__ void row_back(const float *a, float *b, float *c, int n) {  // b's row written, read
+    float *row = b + (size_t)blockIdx.x * n;
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) row[j] = 2.0f * a[(size_t)blockIdx.x * n + j];
+    __syncthreads();
+    for (int j = threadIdx.x; j < n; j += blockDim.x) s += row[n - 1 - j];
+    c[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
 __global__ void row_twice(const float *a, float *b, int n) {  // a block per row, read twice
     const float *row = a + (size_t)blockIdx.x * n;
     float s = 0.0f;

@@ -88,6 +88,28 @@ def test_a_block_too_long_to_emulate_is_extrapolated_from_its_loop(module):
     assert fp32 == pytest.approx(k * blocks * 8, rel=0.02)
 
 
+def test_a_row_read_back_after_writing_it_misses_l2_when_the_block_has_too_little(module):
+    rows, n = 16, 16384  # a block writes a 64 kB row of b, then reads it back
+    a = emu.to_device(np.ones(rows * n, np.float32))
+    b, c = emu.mem_alloc(rows * n * 4), emu.mem_alloc(rows * 256 * 4)
+    sample = run_sample(module.get_function("row_back"), [a, b, c, np.int32(n)], (rows, 1, 1),
+                        (256, 1, 1), 0, threads=1 << 30, seconds=1e9)
+    row = n * 4
+
+    def dram_read(l2_bytes):
+        return traffic(sample, (rows, 1, 1), [a, b, c], l1_bytes_per_block=16384,
+                       l2_bytes=l2_bytes, blocks_per_wave=rows).dram_read_bytes
+
+    # 3 MiB of L2 (1.5 MiB kept across launches, less than the 2 MiB touched): 192 kB per
+    # block, more than its row of a and of b: b comes back from L2, only a is read
+    assert dram_read(3 << 20) == pytest.approx(rows * row, rel=0.01)
+    # 48 kB of L2, 3 kB per block: the written row is gone when it is read back, but for
+    # the part that fits (rule 3b's fraction)
+    small = 48 << 10
+    fits = small / rows / (3 * row + 1024)  # its share over its footprint: reads and writes
+    assert dram_read(small) == pytest.approx(rows * row * (2 - fits), rel=0.02)
+
+
 def test_a_long_loop_is_cut_short_so_that_the_loops_after_it_are_counted(module):
     # a thread per row of 2^18 floats, two passes: minutes of emulation per block. Stopped
     # in the first pass, the second (the stores) would never be seen; each pass is cut at
