@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
-from ..errors import KernelTimeout
+from ..errors import CudakitError, KernelTimeout
 from .progress import fraction_done, issued, loop_done, skip_loop
 
 THREADS = 32768  # threads emulated at most
@@ -150,21 +150,27 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
 
     start = time.perf_counter()
     first = nblocks if nblocks <= budget and nblocks * pad <= CHEAP else 1
-    cutter = _LoopCutter(counter, seconds)
-    try:
-        emulate([(0, first)], timeout=seconds, on_timeout=cutter)
-    except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
-        frame = getattr(stop, "frame", None)
-        done = fraction_done(frame, counter, cutter.skipped) if frame is not None else None
-        if done is not None and 0 < done < 1:
-            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
-                          done)
+    for cutting in (True, False):  # without cuts if a cut loop led the block astray
         trace, counter = Trace(), InstructionCounter()
-        emulate([(0, first)])
-    else:
+        cutter = _LoopCutter(counter, seconds if cutting else 0.0)
+        try:
+            emulate([(0, first)], timeout=seconds, on_timeout=cutter if cutting else None)
+        except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
+            frame = getattr(stop, "frame", None)
+            done = fraction_done(frame, counter, cutter.skipped) if frame is not None else None
+            if done is not None and 0 < done < 1:
+                return Sample(trace, counter, [(0, first)], nblocks,
+                              time.perf_counter() - start, done)
+            trace, counter = Trace(), InstructionCounter()
+            emulate([(0, first)])
+        except CudakitError:
+            if not cutter.cuts:
+                raise
+            continue
         if cutter.cuts:  # it ran to its end, with loops cut short
             return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
                           cutter.done())
+        break
     if first == nblocks:
         return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
     probe = time.perf_counter() - start

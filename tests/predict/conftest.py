@@ -155,6 +155,12 @@ __global__ void row_passes(const float *x, float *y, int n) {  // a thread per r
     for (int j = 0; j < n; j++) s += row[j];
     for (int j = 0; j < n; j++) out[j] = row[j] * s;
 }
+__global__ void astray(const int *a, int *out, int n) {  // right only if the first loop ends
+    int s = 0;
+    for (int j = 0; j < n; j++) s += a[j];
+    out[(s - n) * 1024] = 1;  // out of bounds when the first loop is cut short (s < n)
+    for (int k = 0; k < n; k++) out[k] += a[k];
+}
 __global__ void row_back(const float *a, float *b, float *c, int n) {  // b's row written, read
     float *row = b + (size_t)blockIdx.x * n;
     float s = 0.0f;

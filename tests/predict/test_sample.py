@@ -129,6 +129,19 @@ def test_a_long_loop_is_cut_short_so_that_the_loops_after_it_are_counted(module)
     assert stored == pytest.approx(n * warps, rel=0.05)
 
 
+def test_a_block_a_cut_loop_leads_astray_is_sampled_again_without_cuts(module):
+    # after the first loop, the kernel indexes with what that loop summed: cut short, the
+    # index is out of bounds; the sample is taken again, stopped in the first loop instead
+    n = 1 << 20
+    a = emu.to_device(np.ones(n, np.int32))
+    out = emu.mem_alloc(n * 4)
+    sample = run_sample(module.get_function("astray"), [a, out, np.int32(n)], (1, 1, 1),
+                        (32, 1, 1), 0, seconds=0.2)
+    assert 0 < sample.done < 0.5
+    assert sample.counter.classes["st.global"] == 0  # stopped before the store
+    assert sample.counter.classes["ld.global"] * sample.scale == pytest.approx(n, rel=0.05)
+
+
 def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):
     k1, k2, blocks = 1 << 15, 1 << 20, 64  # the first loop ends within the budget
     a = emu.to_device(np.ones(blocks * 256, np.float32))
