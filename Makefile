@@ -39,7 +39,7 @@ test: venv
 	tools/install-system-deps
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 tests
-	$(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 --nbval --nbval-sanitize-with labs/sanitize.cfg labs --ignore=labs/drafts
+	PYTHONPATH=tests $(BIN)/python -m pytest -n 2 --dist loadfile --timeout 900 -p nbval_retry --nbval --nbval-sanitize-with labs/sanitize.cfg labs --ignore=labs/drafts
 
 lint: venv
 	$(BIN)/ruff check .
