@@ -142,7 +142,6 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     tpb = block[0] * block[1] * block[2]
     pad = -(-tpb // 32) * 32
     budget = max(1, threads // pad)
-    trace, counter = Trace(), InstructionCounter()
 
     def emulate(runs, timeout=PROBE_TIMEOUT, on_timeout=None):
         function(*args, grid=grid, block=block, shared=shared, trace=trace, counter=counter,
