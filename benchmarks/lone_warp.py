@@ -3,6 +3,7 @@
 per scheduler (one block of 128 W threads per SM).
 
     python -m benchmarks.lone_warp out.json      # on the GPU: clock64 cycles per loop trip
+    python -m benchmarks.lone_warp --predict     # here: the model, fixtures/h100_lone_warp.json
     ncu --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,\
 smsp__issue_active.avg.pct_of_peak_sustained_active python -m benchmarks.lone_warp --ncu
 
@@ -12,7 +13,8 @@ launch). Also times ``cudaMemcpy`` device to device at sizes that are and are no
 of 16 bytes. Session 10 on the H100 (``benchmarks/README.md``): a lone warp issued FFMA in
 92-97 % of the cycles up to 26 kB of loop and 42 % at 66 kB (instruction fetch), and the
 LDS.128 + FFMA mix in 56-64 % (waits for its shared loads, ncu's ``short_scoreboard``), 74-78 %
-with two warps. The model does not use these figures yet.
+with two warps. Session 12 stored a second run (``fixtures/h100_lone_warp.json``); the model
+reads the mix's waits from its SASS (:mod:`cudakit.predict.sass`) and ``--predict`` compares.
 Written by hand: the probe kernels are specific to this question.
 """
 
@@ -99,6 +101,7 @@ __global__ void mix_24(float *o, long long *c, int n) { mix_body<24>(o, c, n); }
 __global__ void mix_32(float *o, long long *c, int n) { mix_body<32>(o, c, n); }
 """
 
+FIXTURE = Path(__file__).parent / "fixtures" / "h100_lone_warp.json"
 FFMA = [8, 32, 64, 96, 128, 192, 256, 512]
 MIX = [1, 2, 4, 8, 12, 16, 24, 32]
 
@@ -145,5 +148,32 @@ def main():
         Path(sys.argv[1]).write_text(json.dumps({"issue": res, "dtod": copies}, indent=1))
 
 
+def predict() -> str:
+    """Cycles per loop trip measured (the stored run of session 12) against the model's
+    prediction of the same launch on the H100, as a table."""
+    from cudakit.predict import load
+
+    measured = json.loads(FIXTURE.read_text())["issue"]
+    module = cudakit.compile(SRC, options=["-O3"])
+    clock = load("H100").clock_hz
+    rows = ["| kernel | warps per scheduler | measured cycles per trip | predicted | error "
+            "| bound |",
+            "|---|---|---|---|---|---|"]
+    for run in measured:
+        iters = max(2, (1 << 22) // run["body_src"])
+        threads = 128 * run["warps_per_sched"]
+        p = cudakit.predict(module, run["kernel"], grid=(132,), block=(threads,),
+                            args=[np.zeros(132 * threads, np.float32),
+                                  np.zeros(132 * threads // 32, np.int64), np.int32(iters)])
+        cycles = (p.ms - p.breakdown.get("launch", 0.0)) * 1e-3 * clock / iters
+        rows.append(f"| {run['kernel']} | {run['warps_per_sched']} | {run['cycles_per_trip']:.0f} "
+                    f"| {cycles:.0f} | {(cycles / run['cycles_per_trip'] - 1) * 100:+.0f}% | "
+                    f"{p.bound} |")
+    return "\n".join(rows)
+
+
 if __name__ == "__main__":
-    main()
+    if "--predict" in sys.argv:
+        print(predict())
+    else:
+        main()

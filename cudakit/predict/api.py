@@ -29,6 +29,7 @@ from .device import load
 from .model import Launch, estimate
 from .result import Prediction
 from .sample import run_sample
+from .sass import shared_waits
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -104,7 +105,9 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     chain_periods=slowest / sample.done,
                     chain_shared_periods=slowest_shared / sample.done,
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
-                    blocks_per_sm=resident, traffic=t)
+                    blocks_per_sm=resident, traffic=t,
+                    schedule=shared_waits(module.program.compiled.cubin,
+                                          function.kernel.mangled))
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

@@ -113,6 +113,7 @@ class Launch:
     warps_per_block: int
     blocks_per_sm: int  # resident blocks per SM (occupancy)
     traffic: object  # traffic.Traffic
+    schedule: object = None  # sass.SharedWaits of the kernel's SASS, if it could be read
 
 
 @dataclass
@@ -135,8 +136,21 @@ def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, flo
     load = (1 - to_l2) * d.l1_latency_cycles + to_l2 * (
         (1 - to_dram) * d.l2_latency_cycles + to_dram * (dram or d.dram_latency_cycles))
     barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
-    waits = x.chain_periods * load + x.chain_shared_periods * d.shared_latency_cycles + barriers
+    waits = x.chain_periods * load + x.chain_shared_periods * shared_wait(x, d) + barriers
     return waits, barriers, load
+
+
+def shared_wait(x: Launch, d) -> float:
+    """Cycles a warp waits per shared-memory period of the emulator's count: the latency,
+    or, with the SASS ptxas scheduled (``x.schedule``), its waits per load executed (the
+    latency and the loads' wavefronts less the instructions issued since they started) times
+    the loads per period."""
+    loads = x.classes.get("ld.shared", 0)
+    if x.schedule is None or not loads or not x.shared_periods:
+        return d.shared_latency_cycles
+    wavefronts = x.traffic.shared_load_wavefronts / loads
+    per_load = x.schedule.exposed(d.shared_latency_cycles, wavefronts)
+    return per_load * loads / x.shared_periods
 
 
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:

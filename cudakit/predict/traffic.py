@@ -190,6 +190,7 @@ class Traffic:
     global_lines: float = 0.0
     local_lines: float = 0.0
     shared_wavefronts: float = 0.0
+    shared_load_wavefronts: float = 0.0  # the loads' part of them
     shared_atomic_slots: float = 0.0
     global_atomics: float = 0.0
     hot_address_atomics: float = 0.0
@@ -452,7 +453,10 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             if a.op == "atom":
                 t.shared_atomic_slots += k * float(_max_multiplicity(sub).sum())
             else:
-                t.shared_wavefronts += k * float(counting.wavefronts(sub).sum())
+                wavefronts = k * float(counting.wavefronts(sub).sum())
+                t.shared_wavefronts += wavefronts
+                if a.op == "ld":
+                    t.shared_load_wavefronts += wavefronts
             continue
         if a.space == "local":
             t.local_lines += k * float(counting.cache_lines(sub).sum())
@@ -549,7 +553,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
                  "global_store_sectors", "global_store_partial_sectors",
                  "global_store_partial_lines", "global_lines",
-                 "local_lines", "shared_wavefronts", "shared_atomic_slots", "global_atomics",
+                 "local_lines", "shared_wavefronts", "shared_load_wavefronts",
+                 "shared_atomic_slots", "global_atomics",
                  "constant_replays",
                  "hot_address_atomics"):
         setattr(t, name, getattr(t, name) * scale)
