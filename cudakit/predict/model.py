@@ -146,8 +146,8 @@ def shared_wait(x: Launch, d) -> float:
     latency and the loads' wavefronts less the instructions issued since they started) times
     the loads per period."""
     loads = x.classes.get("ld.shared", 0)
-    if x.schedule is None or not loads or not x.shared_periods:
-        return d.shared_latency_cycles
+    if x.schedule is None or not x.schedule.loads or not loads or not x.shared_periods:
+        return d.shared_latency_cycles  # (no LDS in the SASS: shared data read generically)
     wavefronts = x.traffic.shared_load_wavefronts / loads
     per_load = x.schedule.exposed(d.shared_latency_cycles, wavefronts)
     return per_load * loads / x.shared_periods

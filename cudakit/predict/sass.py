@@ -131,7 +131,10 @@ def nvdisasm_path() -> str | None:
     for path in candidates:
         if path and os.path.exists(path):
             if not os.access(path, os.X_OK):
-                os.chmod(path, 0o755)  # wheels do not keep the executable bit
+                try:
+                    os.chmod(path, 0o755)  # wheels do not keep the executable bit
+                except OSError:
+                    continue
             return path
     return None
 

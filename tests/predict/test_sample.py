@@ -136,10 +136,12 @@ def test_a_block_a_cut_loop_leads_astray_is_sampled_again_without_cuts(module):
     a = emu.to_device(np.ones(n, np.int32))
     out = emu.mem_alloc(n * 4)
     sample = run_sample(module.get_function("astray"), [a, out, np.int32(n)], (1, 1, 1),
-                        (32, 1, 1), 0, seconds=0.2)
+                        (32, 1, 1), 0, seconds=0.4)
     assert 0 < sample.done < 0.5
     assert sample.counter.classes["st.global"] == 0  # stopped before the store
-    assert sample.counter.classes["ld.global"] * sample.scale == pytest.approx(n, rel=0.05)
+    # one scale for every instruction: the few before the loop make the loads' share of the
+    # work done look smaller, the more so the fewer iterations ran (a loaded machine)
+    assert sample.counter.classes["ld.global"] * sample.scale == pytest.approx(n, rel=0.1)
 
 
 def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):

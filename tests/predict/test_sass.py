@@ -99,3 +99,5 @@ def test_the_model_takes_the_waits_of_the_schedule_per_period():
     assert shared_wait(_launch(None), d) == d.shared_latency_cycles
     hidden = SharedWaits(32, ((4, 60),) * 8)  # software-pipelined: nothing left to wait
     assert shared_wait(_launch(hidden), d) == 0.0
+    # shared data read through generic loads (LD, not LDS): the SASS says nothing
+    assert shared_wait(_launch(SharedWaits(0, ())), d) == d.shared_latency_cycles
