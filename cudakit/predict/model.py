@@ -350,6 +350,19 @@ def estimate(x: Launch, d) -> Estimate:
     return Estimate(total, PUBLIC.get(bound, bound), text, breakdown, waves)
 
 
+def _shared_note(x: Launch, d, waits: float) -> str:
+    """What the shared loads add to a warp's ``waits`` when ptxas's schedule decides it (at
+    least a quarter of them): ``"; 1200 for shared loads ... "``, else nothing."""
+    if x.schedule is None or not x.schedule.events or waits <= 0:
+        return ""
+    shared = x.chain_shared_periods * shared_wait(x, d)
+    if shared < waits / 4:
+        return ""
+    distances = sorted(issued for _, issued in x.schedule.events)
+    return (f"; {shared:.0f} for shared loads, which ptxas issues a median of "
+            f"{distances[len(distances) // 2]} instructions before their use")
+
+
 def _rate(bytes_: float, seconds: float) -> str:
     return f"{bytes_ / seconds / 1e12:.1f} TB/s" if seconds else "-"
 
@@ -395,10 +408,12 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
             mem, _, _ = _latency(x, d, dram)
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
                     f"warp keep the {blocks} resident block{'s' if blocks > 1 else ''} in step: "
-                    f"they wait for their loads together ({mem:.0f} cycles per warp), then "
-                    f"share the schedulers ({per_scheduler:g} warps per scheduler), {share}")
+                    f"they wait for their loads together ({mem:.0f} cycles per warp"
+                    f"{_shared_note(x, d, mem)}), then share the schedulers ({per_scheduler:g} "
+                    f"warps per scheduler), {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
-                f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp), {share}")
+                f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp"
+                f"{_shared_note(x, d, _latency(x, d, dram)[0])}), {share}")
     if bound == "partial stores":
         return (f"partial-store-bound: stores cover only part of a 32-byte sector "
                 f"{t.global_store_partial_sectors:.3g} times, in "
