@@ -15,8 +15,8 @@ kernel with shared loads, :func:`cudakit.predict.sass.read_waits`' count: the lo
 per wait, the loads pending and the instructions since the first of them
 (``fixtures/h100_sass_waits.json``). The table gives per kernel the median distance from a
 shared load to its first use and the cycles a lone warp waits per load on the H100 (the
-measured latency, 4 wavefronts per load). Session 12: ``matmul_vec`` 4 instructions,
-``matmul_dbuf`` 41, the same loop in PTX. Written by hand: it joins a disassembler's
+measured latency, 4 wavefronts per load). Session 12: ``matmul_vec`` 3 instructions,
+``matmul_dbuf`` 36.5, the same loop in PTX. Written by hand: it joins a disassembler's
 listing to the labs' recording.
 """
 

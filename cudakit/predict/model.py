@@ -49,6 +49,7 @@ literature's, with no constant fitted to the labs' measurements:
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 #: the pipe classes of :mod:`cudakit.emu.counts` and the device figure giving their rate
@@ -358,9 +359,9 @@ def _shared_note(x: Launch, d, waits: float) -> str:
     shared = x.chain_shared_periods * shared_wait(x, d)
     if shared < waits / 4:
         return ""
-    distances = sorted(issued for _, issued in x.schedule.events)
-    return (f"; {shared:.0f} for shared loads, which ptxas issues a median of "
-            f"{distances[len(distances) // 2]} instructions before their use")
+    distance = statistics.median_low(issued for _, issued in x.schedule.events)
+    return (f"; {shared:.0f} for shared loads, which ptxas issues a median of {distance} "
+            f"instructions before their use")
 
 
 def _rate(bytes_: float, seconds: float) -> str:

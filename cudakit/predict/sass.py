@@ -5,8 +5,9 @@ The emulator runs PTX, where each step of an unrolled loop loads from shared mem
 before the multiply-adds that use the values. ptxas moves some of these loads into the
 multiply-adds of the step before (software pipelining), so that their latency is hidden,
 and leaves others in place, where the warp waits for each step's loads. The PTX does not say
-which: lab 12's ``matmul_vec`` and ``matmul_dbuf`` have the same loop, yet in their SASS a
-shared load is first used a median of 4 and of 41 instructions after it issues
+which: lab 12's ``matmul_vec`` and ``matmul_dbuf`` have the same loop, yet in their SASS an
+instruction that waits for shared loads comes a median of 3 and of 36.5 instructions after
+the first of them
 (``benchmarks/sass_loads.py``). So the model takes the waits from the SASS: walking the
 kernel's instructions in order, an instruction that reads the result of a pending ``LDS``
 waits for every ``LDS`` pending then (the emulator's scoreboard rule, :mod:`cudakit.emu.counts`),
