@@ -91,20 +91,25 @@ class CompiledModule:
 # -- nvcc discovery ---------------------------------------------------------------------------
 
 
-def nvcc_path() -> str:
-    """Path of nvcc: ``$CUDA_HOME/bin/nvcc``, then ``PATH``, then NVIDIA's ``nvidia-cuda-nvcc``
-    wheel, then ``/usr/local/cuda``."""
+def toolkit_program(name: str) -> str | None:
+    """Path of a CUDA toolkit program (``"nvcc"``, ``"nvdisasm"``): ``$CUDA_HOME/bin/NAME``,
+    then ``PATH``, then NVIDIA's pip wheels, then ``/usr/local/cuda``; None if none is there."""
     candidates = [
-        os.path.join(os.environ[v], "bin", "nvcc")
+        os.path.join(os.environ[v], "bin", name)
         for v in ("CUDA_HOME", "CUDA_PATH")
         if os.environ.get(v)
     ]
     wheel = wheel_toolkit()
-    candidates += [shutil.which("nvcc") or "", os.path.join(wheel, "bin", "nvcc") if wheel else "",
-                   "/usr/local/cuda/bin/nvcc"]
-    for path in candidates:
-        if path and os.access(path, os.X_OK):
-            return path
+    candidates += [shutil.which(name) or "", os.path.join(wheel, "bin", name) if wheel else "",
+                   f"/usr/local/cuda/bin/{name}"]
+    return next((path for path in candidates if path and os.access(path, os.X_OK)), None)
+
+
+def nvcc_path() -> str:
+    """Path of nvcc (:func:`toolkit_program`: ``nvidia-cuda-nvcc`` is the wheel)."""
+    path = toolkit_program("nvcc")
+    if path is not None:
+        return path
     raise CompileError(
         "nvcc (the CUDA compiler) was not found: install the CUDA toolkit or set CUDA_HOME, "
         "or `pip install cudakit[lab]` for NVIDIA's nvcc wheels (Linux x86-64). Both the "
@@ -120,7 +125,8 @@ def wheel_toolkit() -> str | None:
     for root in (spec.submodule_search_locations or []) if spec else []:
         top = os.path.join(root, "cu13")
         if os.path.exists(os.path.join(top, "bin", "nvcc")):
-            for tool in ("bin/nvcc", "bin/ptxas", "bin/cudafe++", "nvvm/bin/cicc"):
+            for tool in ("bin/nvcc", "bin/ptxas", "bin/cudafe++", "nvvm/bin/cicc",
+                         "bin/nvdisasm"):
                 path = os.path.join(top, tool)
                 if os.path.exists(path) and not os.access(path, os.X_OK):
                     os.chmod(path, 0o755)  # wheels do not keep the executable bit

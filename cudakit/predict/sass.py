@@ -37,7 +37,6 @@ import functools
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -120,24 +119,10 @@ def read_waits(listing: str) -> dict[str, SharedWaits]:
 
 
 def nvdisasm_path() -> str | None:
-    """``nvdisasm`` next to nvcc (``CUDA_HOME``, ``PATH``, NVIDIA's wheels), or None."""
-    from ..compiler import wheel_toolkit
+    """``nvdisasm`` where nvcc would be found (:func:`cudakit.compiler.toolkit_program`)."""
+    from ..compiler import toolkit_program
 
-    candidates = [os.path.join(os.environ[v], "bin", "nvdisasm")
-                  for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    wheel = wheel_toolkit()
-    candidates += [shutil.which("nvdisasm") or "",
-                   os.path.join(wheel, "bin", "nvdisasm") if wheel else "",
-                   "/usr/local/cuda/bin/nvdisasm"]
-    for path in candidates:
-        if path and os.path.exists(path):
-            if not os.access(path, os.X_OK):
-                try:
-                    os.chmod(path, 0o755)  # wheels do not keep the executable bit
-                except OSError:
-                    continue
-            return path
-    return None
+    return toolkit_program("nvdisasm")
 
 
 @functools.lru_cache(maxsize=64)
