@@ -402,11 +402,10 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         return (f"shared-memory-bound: {t.shared_wavefronts:.3g} wavefronts at "
                 f"{d.shared_bytes_per_clk_per_sm / 128:g} per clock per SM, {share}")
     if bound in ("latency", "barrier"):
-        _, _, load = _latency(x, d, dram)
+        mem, _, load = _latency(x, d, dram)
         w = max(x.warps, 1)
         if bound == "barrier":
             blocks = min(x.blocks_per_sm, math.ceil(x.blocks / d.sm_count))
-            mem, _, _ = _latency(x, d, dram)
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
                     f"warp keep the {blocks} resident block{'s' if blocks > 1 else ''} in step: "
                     f"they wait for their loads together ({mem:.0f} cycles per warp"
@@ -414,7 +413,7 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                     f"warps per scheduler), {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
                 f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp"
-                f"{_shared_note(x, d, _latency(x, d, dram)[0])}), {share}")
+                f"{_shared_note(x, d, mem)}), {share}")
     if bound == "partial stores":
         return (f"partial-store-bound: stores cover only part of a 32-byte sector "
                 f"{t.global_store_partial_sectors:.3g} times, in "

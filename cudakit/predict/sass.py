@@ -7,12 +7,11 @@ multiply-adds of the step before (software pipelining), so that their latency is
 and leaves others in place, where the warp waits for each step's loads. The PTX does not say
 which: lab 12's ``matmul_vec`` and ``matmul_dbuf`` have the same loop, yet in their SASS an
 instruction that waits for shared loads comes a median of 3 and of 36.5 instructions after
-the first of them
-(``benchmarks/sass_loads.py``). So the model takes the waits from the SASS: walking the
-kernel's instructions in order, an instruction that reads the result of a pending ``LDS``
-waits for every ``LDS`` pending then (the emulator's scoreboard rule, :mod:`cudakit.emu.counts`),
-for the latency and the wavefronts of those loads less the instructions issued since the
-first of them.
+the first of them (``benchmarks/sass_loads.py``). So the model takes the waits from the
+SASS: walking the kernel's instructions in order, an instruction that reads the result of a
+pending ``LDS`` waits for every ``LDS`` pending then (the emulator's scoreboard rule,
+:mod:`cudakit.emu.counts`), for the latency and the wavefronts of those loads less the
+instructions issued since the first of them.
 
 Without ``nvdisasm`` (it comes with the CUDA toolkit and in NVIDIA's
 ``nvidia-cuda-nvdisasm`` wheel, a dependency of ``cudakit[lab]``) the model keeps the
@@ -45,6 +44,7 @@ from dataclasses import dataclass
 _FUNCTION = re.compile(r"^(?:\.text\.(\S+):|Function : (\S+))\s*$")
 _INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
 _REGISTER = re.compile(r"\bR(\d+)\b")
+_DESTINATION = re.compile(r"R\d+(\.\w+)*")  # a first operand that is a general register
 #: opcodes whose register operands are all read (no destination register)
 _NO_DESTINATION = ("ST", "RED", "BAR", "BRA", "EXIT", "BSYNC", "BSSY", "CALL", "RET", "WARPSYNC",
                    "NOP", "DEPBAR", "MEMBAR", "ERRBAR", "CCTL", "YIELD", "ARRIVES", "SYNCS")
@@ -74,8 +74,10 @@ def read_waits(listing: str) -> dict[str, SharedWaits]:
     """Per function of an ``nvdisasm`` (or ``cuobjdump -sass``) listing, by its mangled name,
     its shared waits.
 
-    A backward branch ends a loop's pass: what it leaves pending is used at the top of the
-    next pass, long after it issued (software pipelining), and counts as no wait.
+    A branch ends the straight run: what is pending there counts as no wait. At a loop's
+    back edge that is right, as those loads are used at the top of the next pass, long after
+    they issued (software pipelining); a forward branch over a short guarded block loses a
+    wait now and then.
     """
     out: dict[str, SharedWaits] = {}
     name, pending, loads, events, position = None, {}, 0, [], 0
@@ -98,7 +100,7 @@ def read_waits(listing: str) -> dict[str, SharedWaits]:
         registers = _REGISTER.findall(operands)
         first = operands.split(",", 1)[0].strip()
         writes_first = not opcode.startswith(_NO_DESTINATION) and \
-            bool(re.fullmatch(r"R\d+(\.\w+)*", first))
+            bool(_DESTINATION.fullmatch(first))
         reads = set(registers[1:] if writes_first else registers)
         if pending and reads & pending.keys():
             start = min(pending.values())
