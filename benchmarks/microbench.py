@@ -24,6 +24,9 @@ Methods, in order:
   three grids (8 and 32 blocks of 256 per SM, and one float4 per thread), as a kernel that
   streams one element per thread (the labs' copies) keeps more requests in flight than a
   grid-stride loop.
+- ``dram_streams``: the read and copy rates (``read_gbs``, ``copy_gbs``) when the buffer
+  is split into S regions (``streams``: 1 to one per warp) that separate groups of warps
+  stream through at once, as a block or a thread per row of a large matrix does.
 - ``l2_read_gbs``: the sum kernel reading a 16 MiB buffer many times (index masked into it).
 - ``partial_store_sectors_per_s``, ``partial_store_pairs_per_s``,
   ``partial_store_lines_per_s``: 4-byte stores, one per 32-byte sector (a warp's store: 32
@@ -164,6 +167,23 @@ __global__ void partial_store(float *p, size_t units, size_t total, int gap) {
 __global__ void copy4(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) dst[i] = src[i];
+}
+
+// the buffer as `streams` regions of `region` float4s, each read (and, with dst, written)
+// front to back by its own group of warps: warp w serves region w % streams, and the group's
+// warps take its 512-byte pieces in turn. streams = 1 is the plain grid-stride stream;
+// streams = all warps gives every warp a region of its own (a thread or block per row).
+__global__ void stream_regions(const float4 *__restrict__ src, float4 *__restrict__ dst,
+                               size_t region, int streams, float *out) {
+    size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+    size_t warps = (size_t)gridDim.x * blockDim.x / 32, lane = threadIdx.x % 32;
+    size_t base = (warp % streams) * region, step = warps / streams * 32;
+    float s = 0;
+    for (size_t i = warp / streams * 32 + lane; i < region; i += step) {
+        float4 v = src[base + i];
+        if (dst) dst[base + i] = v; else s += v.x + v.y + v.z + v.w;
+    }
+    if (s == -1.0f) out[0] = s;  /* never true: keeps the loads */
 }
 
 __global__ void shared_read(float *out, int iters) {
@@ -413,6 +433,32 @@ def dram(b: Bench) -> None:
     b.put("dram_copy_gbs", 32 * n / copy[best] / 1e6,
           f"float4 copy of {16 * n} B (read + write), best of three grids ({best})")
 
+
+def dram_streams(b: Bench) -> None:
+    """DRAM rates when the resident warps stream through many separate regions at once (a
+    block or a thread per row of a large matrix) rather than one: the read and copy rates
+    against the number of regions."""
+    n = b.size(GIB, 1 << 16) // 16  # float4 elements
+    src, dst, sink = b.zeros(16 * n), b.zeros(16 * n), b.zeros(4)
+    grid, block = (b.sms * 8,), (256,)
+    warps = grid[0] * block[0] // 32
+    counts = sorted({s for s in (1, 4, 16, 64, b.sms, 2 * b.sms, 4 * b.sms, 8 * b.sms,
+                                 16 * b.sms, 32 * b.sms, 64 * b.sms) if warps % s == 0})
+    rates: dict = {"streams": counts, "read_gbs": [], "copy_gbs": []}
+    for streams in counts:
+        region = n // streams // 32 * 32
+        moved = 16 * region * streams
+        def run(out, region=region, streams=streams):
+            return b.work_ms(lambda: b.k["stream_regions"](src, out, region, streams, sink,
+                                                           grid=grid, block=block))
+
+        read, copy = run(np.uint64(0)), run(dst)
+        rates["read_gbs"].append(round(moved / read / 1e6, 1))
+        rates["copy_gbs"].append(round(2 * moved / copy / 1e6, 1))
+    b.results["dram_streams"] = rates
+    b.methods["dram_streams"] = (f"{warps} warps (8 blocks of 256 per SM) over 1 GiB split "
+                                 "into S regions, each read (or copied) front to back by "
+                                 "its own warps, 512 bytes per warp and step")
 
 def l2(b: Bench) -> None:
     n = b.size(16 << 20, 1 << 14) // 16
@@ -760,7 +806,7 @@ def copy_alignment(b: Bench) -> None:
 
 #: in this order: ``loaded_latency`` comes last, as its 1 GiB host array, freed, slows the
 #: pageable copies measured right after it (64 KiB: 85 us against 25-27 us alone, H100)
-BENCHMARKS = [device_facts, clock, dram, l2, partial_stores, l1, shared, latencies,
+BENCHMARKS = [device_facts, clock, dram, dram_streams, l2, partial_stores, l1, shared, latencies,
               dependent_latencies, throughputs, constant_cache, atomics, launches, barrier,
               copies, copy_alignment, loaded_latency]
 
@@ -841,7 +887,8 @@ def main(argv=None) -> int:
     elif not options.out:
         print(json.dumps(result, indent=1))
     for key in sorted(k for k in result if k not in ("header", "methods", "errors", "seconds",
-                                                  "copy_curves", "dram_loaded_latency")):
+                                                  "copy_curves", "dram_loaded_latency",
+                                                  "dram_streams")):
         print(f"{key:36s} {result[key]}", file=sys.stderr)
     return 0
 

@@ -64,3 +64,32 @@ def test_stencil_launch_constants_come_from_the_lab():
 def test_a_missing_constant_is_named():
     with pytest.raises(LookupError, match="NO_SUCH_CONSTANT"):
         common.lab_constant(stencil.NOTEBOOK, "NO_SUCH_CONSTANT")
+
+
+def test_block_stamps_keep_the_kernel_and_time_every_block():
+    """``benchmarks/block_times.py`` instruments a recorded kernel: its output is unchanged,
+    and every block, including the threads that return early, stamps a start, an end at or
+    after it and its SM (run here on the emulator, whose ``%globaltimer`` moves on)."""
+    import numpy as np
+
+    from benchmarks.block_times import instrument
+    from cudakit import emu
+
+    source = """
+    __global__ void twice(float *a, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        a[i] = 2 * a[i];
+    }"""
+    module = emu.SourceModule(instrument(source, "twice"), no_extern_c=True)
+    a = np.arange(100, dtype=np.float32)
+    module.get_function("twice")(emu.InOut(a), np.int32(100), grid=(4, 1, 1), block=(32, 1, 1))
+    np.testing.assert_array_equal(a, 2 * np.arange(100, dtype=np.float32))
+    pointer, _ = module.get_global("cudakit_block_stamps")
+    stamps = np.empty((1 << 16, 3), np.uint64)
+    emu.memcpy_dtoh(stamps, pointer)
+    start, end = stamps[:4, 0].astype(np.int64), stamps[:4, 1].astype(np.int64)
+    assert (start > 0).all() and (end >= start).all()
+    assert not stamps[4:, :2].any()
+    with pytest.raises(ValueError, match="no __global__ function 'other'"):
+        instrument(source, "other")
