@@ -55,6 +55,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .gpu import device_address
 
 MAX_OPS = 20_000
@@ -70,10 +72,15 @@ def folder() -> Path | None:
 
 
 class Region:
-    """The device operations of one timed region, in issue order."""
+    """The device operations of one timed region, in issue order; with ``keep_data`` (on the
+    emulator) also the bytes of each allocation as the region's first launch using it found
+    them (:attr:`data`, by allocation id), so that a prediction replays the call on its own
+    data: a kernel whose branches or loop counts depend on it (lab 09's divergence patterns)
+    would take other paths on zeros."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, keep_data: bool = False):
         self.kind = kind
+        self.data: dict[int, np.ndarray] | None = {} if keep_data else None
         self.cell = _cell()
         self.ops: list[dict] = []
         self.dropped = 0
@@ -186,7 +193,7 @@ def start(kind: str, *, capture: bool = False) -> Region | None:
     if _open is not None or (folder() is None and not capture):
         return None
     flush()
-    _open = Region(kind)
+    _open = Region(kind, keep_data=capture and _engine() == "emu")
     return _open
 
 
@@ -438,13 +445,26 @@ def _launch(region: Region, kernel, values, grid, block, shared: int, stream) ->
             if kind != "In":
                 after.append(_copy("dtoh", nbytes, pinned, False, 0))
             args.append(region.temporary(nbytes))
+            if region.data is not None and kind != "Out":
+                region.data[args[-1]["alloc"]] = np.frombuffer(value.array.tobytes(), np.uint8)
         elif is_pointer:
             args.append(region.pointer(device_address(value)))
+            _keep(region, device_address(value), args[-1])
         else:
             args.append(value)
     region.add((described, args, grid, block, shared, region.stream(stream)))
     for op in after:
         region.add(op)
+
+
+def _keep(region: Region, address: int, pointer: dict) -> None:
+    """With ``region.data``: the bytes of ``pointer``'s allocation, the first time the region
+    uses it (the emulator's device memory is host memory: a copy, no transfer)."""
+    if region.data is None or pointer["alloc"] in region.data or not pointer["size"]:
+        return
+    from .emu.memory import HEAP
+
+    region.data[pointer["alloc"]] = HEAP.read(address - pointer["offset"], pointer["size"])
 
 
 def _op(region: Region, op) -> dict:

@@ -157,14 +157,16 @@ class Benchmark:
     def predicted(self):
         """The H100's predicted time of one call of the function
         (:func:`cudakit.predict.replay.predict_region` on its launches and copies, run on the
-        emulator even on a GPU machine); None for host-clock benchmarks and for functions that
+        emulator even on a GPU machine; on the emulator with the data the call ran on, on a
+        GPU with zero-filled buffers); None for host-clock benchmarks and for functions that
         did no device work."""
         if self.operations is None or not self.operations.ops:
             return None
         from .predict.replay import predict_region
 
         ops = self.operations.records()
-        return predict_region(ops, self.operations.sources, head_start=True)
+        return predict_region(ops, self.operations.sources, head_start=True,
+                              data=self.operations.data)
 
     @property
     def min(self) -> float:

@@ -5,7 +5,10 @@ through the model: the GPU time of a whole timed region.
 ``cudakit.benchmark(...).predicted`` replays the work of one call of the timed function.
 Each launch runs on zero-filled buffers of the recorded allocation sizes (one array per
 allocation, so a buffer passed twice stays one buffer; pointers inside an allocation become
-:class:`~cudakit.predict.api.Pointer`); identical operations are predicted once.
+:class:`~cudakit.predict.api.Pointer`), or, for a call timed on the emulator, on the bytes
+each allocation held when the call first used it (``data``: the recording holds no data,
+so a kernel whose branches depend on it is replayed on zeros); identical operations are
+predicted once.
 
 >>> r = predict_region([{"op": "memcpy", "direction": "htod", "bytes": 1 << 30, "pinned": True,
 ...                      "async": False, "stream": 0}], {})
@@ -111,18 +114,21 @@ class Replay:
                 values.append(scalar(arg))
                 continue
             array = buffers.get(arg["alloc"])
-            if array is None:
-                size = max(arg["size"], arg["offset"] + 16)
-                array = buffers[arg["alloc"]] = np.zeros(size, np.uint8)
+            size = max(arg["size"], arg["offset"] + 16)
+            if array is None or array.size < size:  # zeros where no data was kept
+                grown = np.zeros(size, np.uint8)
+                if array is not None:
+                    grown[:array.size] = array
+                array = buffers[arg["alloc"]] = grown
             values.append(self.Pointer(array, arg["offset"]) if arg["offset"] else array)
         return tuple(values)
 
-    def region(self, ops: list[dict], sources: dict[str, str], *,
-               head_start: bool = False) -> RegionPrediction:
+    def region(self, ops: list[dict], sources: dict[str, str], *, head_start: bool = False,
+               data: dict[int, np.ndarray] | None = None) -> RegionPrediction:
         """The predicted time of a region's operations issued in order from Python
         (:func:`~cudakit.predict.sequence.sequence_ms`; ``head_start``: timed by
-        ``cudakit.benchmark``)."""
-        buffers: dict[int, np.ndarray] = {}  # one array per allocation of the region
+        ``cudakit.benchmark``; ``data``: allocations' bytes by id, else zeros)."""
+        buffers = dict(data or {})  # one array per allocation of the region
         parts, sequence = [], []
         for op in ops:
             stream = int(op.get("stream") or 0)
@@ -160,6 +166,7 @@ def engine(op: dict) -> str:
 
 
 def predict_region(ops: list[dict], sources: dict[str, str], device: str = "H100", *,
-                   head_start: bool = False) -> RegionPrediction:
+                   head_start: bool = False,
+                   data: dict[int, np.ndarray] | None = None) -> RegionPrediction:
     """The predicted GPU time of recorded operations (see the module docstring)."""
-    return Replay(device).region(ops, sources, head_start=head_start)
+    return Replay(device).region(ops, sources, head_start=head_start, data=data)

@@ -50,3 +50,39 @@ def test_a_timed_launch_and_copy_are_predicted_as_predict_would():
 def test_host_clock_and_empty_work_have_no_prediction():
     assert cudakit.benchmark(lambda: None, warmup=0, repeat=2, host=True).predicted is None
     assert cudakit.benchmark(lambda: None, warmup=0, repeat=2).predicted is None
+
+
+TWO_PATHS = r"""
+__global__ void two_paths(float *x, const int *flag, int n, int steps)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    if (flag[i]) { for (int k = 0; k < steps; ++k) v = fmaf(v, 0.999f, 0.001f); }
+    else         { for (int k = 0; k < steps; ++k) v = fmaf(v, 0.998f, 0.002f); }
+    x[i] = v;
+}
+"""
+
+
+def test_the_prediction_replays_the_call_on_its_own_data():
+    """Lab 09's divergence patterns: flags that split every warp make it run both loops. The
+    prediction replays the timed call on the flags it used (the emulator keeps them); on
+    zeros every pattern would be one path and predicted the same."""
+    kernels = cudakit.load(TWO_PATHS)
+    n, steps = 2048, 4096
+    d_x = cuda.to_device(np.ones(n, np.float32))
+    times = {}
+    for name, flag in {"all the same": np.ones(n, np.int32),
+                       "alternate per thread": (np.arange(n) % 2).astype(np.int32)}.items():
+        d_flag = cuda.to_device(flag)
+        call = cudakit.benchmark(
+            lambda d_flag=d_flag: kernels["two_paths"](d_x, d_flag, np.int32(n), np.int32(steps),
+                                                       grid=(n // 256,), block=(256,)),
+            warmup=0, repeat=1)
+        times[name] = call.predicted.ms
+    split = cudakit.predict(TWO_PATHS, "two_paths", grid=(n // 256,), block=(256,),
+                            args=[np.ones(n, np.float32), (np.arange(n) % 2).astype(np.int32),
+                                  np.int32(n), np.int32(steps)])
+    assert times["alternate per thread"] == pytest.approx(split.ms, rel=1e-6)
+    assert times["alternate per thread"] > 1.6 * times["all the same"]
