@@ -78,3 +78,19 @@ def test_a_second_recording_keeps_the_measured_orders():
     for s in result["sequences"]:
         for _, _, first, second in s["swapped"]:
             assert abs(first) < 0.2 and abs(second) < 0.2, s["name"]
+
+
+def test_the_same_operations_timed_far_apart_are_kept_apart():
+    """Lab 09 times one launch on four patterns of flags (0.087 ms twice, 0.167 ms twice):
+    two regions, each with its own median, both noted as running on other data; times within
+    a quarter of each other are one region."""
+    ops = [{"op": "launch", "kernel": "k", "grid": [1, 1, 1], "block": [32, 1, 1],
+            "shared": 0, "stream": 0, "args": []}]
+    lines = [{"engine": "gpu", "label": "09", "cell": 5, "kind": "benchmark", "ops": ops,
+              "median_ms": ms, "min_ms": ms} for ms in (0.0875, 0.0873, 0.1671, 0.1670)]
+    lines.append({**lines[0], "label": "10", "median_ms": 0.1, "min_ms": 0.1})
+    lines.append({**lines[0], "label": "10", "median_ms": 0.11, "min_ms": 0.11})
+    regions, _ = model.group(lines)
+    assert [(r.label, round(r.measured_ms, 5)) for r in regions] == [
+        ("09", 0.0874), ("09", 0.16705), ("10", 0.105)]
+    assert all("other data" in r.note for r in regions[:2]) and not regions[2].note
