@@ -7,8 +7,9 @@ The recording is what ``tools/gpu-check --record`` wrote on the H100 (one JSON l
 ``cudakit.benchmark``/``cudakit.timer`` region, :mod:`cudakit.record`). Lines of the GPU engine
 only are used (``--engine emu`` reads an emulator recording, for tests). Regions are grouped:
 identical regions of a lab (same operations and sizes) count once, measured as the median of
-their measurements (times more than a quarter apart are other data, and separate regions). Each region is replayed: every launch through ``cudakit.predict`` with
-zero-filled NumPy buffers of the recorded allocation sizes (one array per allocation, so
+their measurements (times more than a quarter apart timed other data: separate regions).
+Each region is replayed: every launch through ``cudakit.predict`` with zero-filled NumPy
+buffers of the recorded allocation sizes (one array per allocation, so
 aliasing stays; pointers inside an allocation as ``Pointer(array, offset)``), every copy
 through ``cudakit.predict_copy``; the region's prediction is ``cudakit.predict.sequence_ms``
 of them: one after another on the device, none before the host has issued it (with
