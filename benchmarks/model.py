@@ -124,8 +124,9 @@ def group(lines: Iterable[dict], engine: str = "gpu") -> tuple[list[Region], dic
     """Distinct regions in order of first appearance, and how many lines were left out, why.
 
     Lines of one lab with the same operations are one region, measured as the median of
-    their times, unless their times differ by more than :data:`SAME_WORK`: then each such
-    group is a region of its own, noted as running on other data (predicted on zeros)."""
+    their times, unless their GPU times differ by more than :data:`SAME_WORK`: then each
+    such group is a region of its own, noted as running on other data (predicted on zeros).
+    Emulator times are the host's, too noisy to tell data apart: they are never split."""
     regions: dict[tuple, list[Region]] = {}
     order: list[Region] = []
     skipped: dict[str, int] = {}
@@ -148,7 +149,8 @@ def group(lines: Iterable[dict], engine: str = "gpu") -> tuple[list[Region], dic
             ms = line["median_ms"] if "median_ms" in line else line["ms"]
             same = regions.setdefault((line["label"], json.dumps(line["ops"], sort_keys=True)),
                                       [])
-            region = next((r for r in same if abs(ms / r.measured_ms - 1) <= SAME_WORK), None)
+            region = next((r for r in same if engine != "gpu"
+                           or abs(ms / r.measured_ms - 1) <= SAME_WORK), None)
             if region is None:
                 region = Region(line["label"], line.get("cell"), line["kind"], line["ops"],
                                 line.get("sources", {}))
