@@ -20,7 +20,8 @@ literature's, with no constant fitted to the labs' measurements:
   least one warp's chain of waits plus its own issue. This is Hong & Kim's case with too few
   warps to hide the latency; with enough warps a throughput bound is larger.
 * **Waves**: blocks go to the SMs in rounds of (SMs x resident blocks); per-SM terms count the
-  busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2.
+  busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2 (unless
+  its rounds queue on DRAM bandwidth: then a partial round takes its part of a full one).
 * **Block dispatch**: the GPU starts blocks at a limited rate (``block_launch_per_s``,
   measured with an empty kernel of 2^21 one-warp blocks): a grid of many tiny blocks takes
   at least blocks / rate, a throughput bound like the others (absent figure: no term).
@@ -256,6 +257,11 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
             getattr(d, rate) * clock)
     resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
     cycles, limit = hong_kim(x, d, resident, dram)
+    if limit == "memory":
+        # rounds queued on DRAM bandwidth: the blocks of a last, partial round draw what the
+        # idle SMs leave, so that round takes its part of a full one (Little's law over the
+        # GPU, not per SM); rounds limited by latency or issue take whole rounds
+        rounds = min(rounds, max(x.blocks / (d.sm_count * x.blocks_per_sm), 1.0))
     terms["latency"] = rounds * cycles / clock
     terms["limit"] = limit  # what decides the Hong & Kim term
     return terms

@@ -111,6 +111,31 @@ def test_a_launch_of_1_1_waves_is_a_tail():
     assert p.bound == "tail" and "1.10 waves" in p.explanation
 
 
+STREAM = r"""
+__global__ void stream_copy(const float *__restrict__ x, float *__restrict__ y, int n)
+{
+    int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = x[i];
+}"""
+
+
+def test_a_partial_round_queued_on_dram_takes_its_part_of_a_round():
+    """A pointer chase of 1.1 waves pays for a second round (above); a copy whose rounds
+    queue on DRAM bandwidth does not: its last half round moves its bytes at the full rate,
+    which the SMs left idle no longer draw, so 1.5 waves take 1.5 times one wave."""
+    def copy(waves: float):
+        blocks = int(waves * 132 * 8)  # 256-thread blocks, 8 per SM
+        n = blocks * 256 * 64
+        return cudakit.predict(STREAM, "stream_copy", grid=(blocks,), block=(256,),
+                               args=[np.zeros(n, np.float32), np.zeros(n, np.float32),
+                                     np.int32(n)])
+
+    one, one_and_half = copy(1.0), copy(1.5)
+    assert one_and_half.bound == "memory"
+    launch = cudakit.predict.load("H100").kernel_min_us * 1e-3
+    assert (one_and_half.ms - launch) / (one.ms - launch) == pytest.approx(1.5, rel=0.05)
+
+
 def test_the_same_array_twice_is_one_buffer_and_pointers_offset_into_it():
     from cudakit import emu
 
