@@ -81,8 +81,8 @@ def measure(selector: str, repeats: int = 7) -> dict:
     import pycuda.driver as drv
 
     from benchmarks.ncu_probe import resolve
+    from benchmarks.sass_counts import recorded_arguments
     from cudakit.compiler import compile as compile_cuda
-    from cudakit.predict.replay import scalar
 
     op, sources = resolve(selector)
     out: dict = {"selector": selector, "grid": op["grid"], "block": op["block"]}
@@ -91,16 +91,8 @@ def measure(selector: str, repeats: int = 7) -> dict:
         compiled = compile_cuda(text, options=tuple(op.get("options") or ()), arch="sm_90")
         module = drv.module_from_buffer(compiled.cubin)
         function = module.get_function(compiled.kernels[op["kernel"]].mangled)
-        buffers, args = {}, []
-        for arg in op["args"]:
-            if "alloc" not in arg:
-                args.append(scalar(arg))
-                continue
-            if arg["alloc"] not in buffers:
-                size = max(arg["size"], arg["offset"] + 16)
-                buffers[arg["alloc"]] = drv.mem_alloc(size)
-                drv.memset_d8(buffers[arg["alloc"]], 0, size)
-            args.append(np.uint64(int(buffers[arg["alloc"]]) + arg["offset"]))
+        buffers: dict = {}
+        args = recorded_arguments(op, drv, buffers)
         times = []
         for _ in range(repeats):
             begin, finish = drv.Event(), drv.Event()

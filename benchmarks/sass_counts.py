@@ -68,26 +68,35 @@ def first_launches(path: Path) -> list[tuple[str, dict, dict]]:
     return out
 
 
+def recorded_arguments(op: dict, cuda, buffers: dict) -> list:
+    """The arguments of recorded launch ``op`` on the GPU: the recorded scalars, and device
+    pointers into zero-filled buffers of the recorded sizes, one per allocation, made with
+    ``cuda`` (``cudakit.cuda`` or ``pycuda.driver``) into ``buffers`` (the caller frees them)."""
+    from cudakit.predict.replay import scalar
+
+    args = []
+    for arg in op["args"]:
+        if "alloc" not in arg:
+            args.append(scalar(arg))
+            continue
+        if arg["alloc"] not in buffers:
+            size = max(arg["size"], arg["offset"] + 16)
+            buffers[arg["alloc"]] = cuda.mem_alloc(size)
+            cuda.memset_d8(buffers[arg["alloc"]], 0, size)
+        args.append(np.uint64(int(buffers[arg["alloc"]]) + arg["offset"]))
+    return args
+
+
 def launch_op(op: dict, sources: dict) -> None:
     """One recorded launch, once, on the GPU: zero-filled buffers of the recorded sizes
     (one per allocation), the recorded scalars; freed after it has finished."""
     import cudakit
     from cudakit import cuda
-    from cudakit.predict.replay import scalar
 
     module = cudakit.load(sources[op["source"]], options=list(op.get("options") or []))
     buffers: dict[int, object] = {}
-    args = []
     try:
-        for arg in op["args"]:
-            if "alloc" not in arg:
-                args.append(scalar(arg))
-                continue
-            if arg["alloc"] not in buffers:
-                size = max(arg["size"], arg["offset"] + 16)
-                buffers[arg["alloc"]] = cuda.mem_alloc(size)
-                cuda.memset_d8(buffers[arg["alloc"]], 0, size)
-            args.append(np.uint64(int(buffers[arg["alloc"]]) + arg["offset"]))
+        args = recorded_arguments(op, cuda, buffers)
         module[op["kernel"]](*args, grid=tuple(op["grid"]), block=tuple(op["block"]),
                              shared=op["shared"])
         cuda.Context.synchronize()
