@@ -448,8 +448,9 @@ def _launch(region: Region, kernel, values, grid, block, shared: int, stream) ->
             if region.data is not None and kind != "Out":
                 region.data[args[-1]["alloc"]] = np.frombuffer(value.array.tobytes(), np.uint8)
         elif is_pointer:
-            args.append(region.pointer(device_address(value)))
-            _keep(region, device_address(value), args[-1])
+            address = device_address(value)
+            args.append(region.pointer(address))
+            _keep(region, address, args[-1])
         else:
             args.append(value)
     region.add((described, args, grid, block, shared, region.stream(stream)))
