@@ -373,9 +373,10 @@ FOURTH = [
 
 
 def record(path: str, repeat: int = 20, batch: int = 10,
-           launches: list[Launch] | None = None) -> None:
+           launches: list[Launch] | None = None, warmup: int = 3) -> None:
     """Time the launches (default: the first batch) on this machine's GPU (PyCUDA) and write
-    their times into the fixture at ``path``, keeping what it holds of other launches."""
+    their times into the fixture at ``path``, keeping what it holds of other launches
+    (``warmup=0, repeat=1, batch=1``: each launch once, for a profiler)."""
     import pycuda.driver as drv
 
     from tests.emu.peer.record_h100 import pycuda_engine
@@ -391,7 +392,7 @@ def record(path: str, repeat: int = 20, batch: int = 10,
         grid = (*launch.grid, 1)[:max(2, len(launch.grid))]  # PyCUDA: 2 or 3 extents
         block = (*launch.block, 1, 1)[:3]
         start, end = drv.Event(), drv.Event()
-        for _ in range(3):
+        for _ in range(warmup):
             fn(*dev, grid=grid, block=block, shared=launch.shared)
         times = []
         for _ in range(repeat):

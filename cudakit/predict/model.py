@@ -33,6 +33,12 @@ literature's, with no constant fitted to the labs' measurements:
   a buffer that stays in L2; the sum reproduces the rate of two per line measured alongside
   (``partial_store_pairs_per_s``: 84 against 82 G sectors/s). With only the first figure
   every partial sector costs its rate; with none, no term.
+* **Partial-sector merges add to DRAM time**: the parts of a sector that several stores
+  write out of step (:func:`~cudakit.predict.traffic.out_of_step_writes`) are each merged into
+  the stored sector, at the same measured cost, and the slices doing it are the ones that
+  feed DRAM, so that time adds to the DRAM time rather than overlapping it (lab 11's
+  ``transpose_padded`` at 4097 x 3000: 12 us more than its aligned neighbour in Nsight
+  Compute for 768 K such writes, 12.7 us at the measured rate; ``benchmarks/shape_probe.py``).
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
@@ -77,6 +83,14 @@ def time_of_dram(read: float, write: float, *, read_gbs: float, copy_gbs: float,
     else:
         gbs = copy_gbs + (write_gbs - copy_gbs) * (f - 0.5) / 0.5
     return total / (gbs * 1e9)
+
+
+def dram_seconds(t, d) -> float:
+    """The DRAM time of traffic ``t`` on device ``d``: its bytes at the rate for its mix of
+    reads and writes, plus the merges of sectors written in parts out of step."""
+    return time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
+                        copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs) + \
+        partial_store_seconds(t.global_store_merges, t.global_store_merge_lines, d.figures)
 
 
 def partial_store_seconds(sectors: float, lines: float, figures: dict) -> float:
@@ -176,8 +190,7 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     departure = max(1.0, (t.global_lines + t.local_lines) / w / max(x.chain_periods, 1.0))
     mwp_latency = load / departure
     moved = t.dram_read_bytes + t.dram_write_bytes
-    seconds = time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
-                           copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs)
+    seconds = dram_seconds(t, d)
     per_period = moved / w / max(x.chain_periods, 1.0)
     bytes_per_clock = moved / seconds / d.sm_count / d.clock_hz if seconds else 0.0
     mwp_bandwidth = load * bytes_per_clock / per_period if per_period else math.inf
@@ -233,8 +246,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
     clock = d.clock_hz
     share = blocks_on_busiest / x.blocks  # the busiest SM's part of the per-SM work
     terms = {
-        "memory": time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
-                               copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs),
+        "memory": dram_seconds(t, d),
         "L2": (t.l2_read_bytes + t.l2_write_bytes) / (d.l2_read_gbs * 1e9),
         "issue": x.issued * share / (d.issue_per_clk_per_sm * clock),
         "L1/LSU": (t.global_lines + t.local_lines) * 128 * share /
@@ -389,12 +401,17 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                 f"wave keeps only part of the SMs busy ({share})")
     if bound == "memory":
         moved = t.dram_read_bytes + t.dram_write_bytes
+        merging = partial_store_seconds(t.global_store_merges, t.global_store_merge_lines,
+                                        d.figures)
+        rate = _rate(moved, terms["memory"] - merging)
+        merges = (f"; {t.global_store_merges:.3g} parts of sectors that other blocks finish "
+                  f"are merged one by one in L2 (+{merging * 1e6:.1f} us)"
+                  if merging > 0.05 * terms["memory"] else "")
         if key == "latency" and work > 1.05 * terms["memory"]:  # Hong & Kim's memory case
             return (f"memory-bound: {moved / 1e6:.0f} MB from DRAM at {_rate(moved, work)} of "
-                    f"{_rate(moved, terms['memory'])}: the work between a warp's loads is not "
-                    f"hidden ({per_scheduler:g} warps per scheduler), {share}")
-        return (f"memory-bound: {moved / 1e6:.0f} MB from DRAM at "
-                f"{_rate(moved, terms['memory'])}, {share}")
+                    f"{rate}{merges}: the work between a warp's loads is not hidden "
+                    f"({per_scheduler:g} warps per scheduler), {share}")
+        return f"memory-bound: {moved / 1e6:.0f} MB from DRAM at {rate}{merges}, {share}"
     if bound == "L2":
         moved = t.l2_read_bytes + t.l2_write_bytes
         return (f"L2-bound: {moved / 1e6:.0f} MB through L2 at {d.l2_read_gbs / 1e3:.1f} TB/s, "

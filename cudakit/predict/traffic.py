@@ -22,7 +22,7 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    but not a sector the launch wrote before it first read it (:func:`written_first`: the
    L2 is write-back and allocates on a write, so the read finds the written line there;
    llm.c's fused residual kernel writes the residual and reads it back), unless the block's
-   footprint exceeds its share of L2 (rule 3b: that fraction of such reads misses; llm.c's
+   footprint exceeds its share of L2 (rule 3b: then such reads miss; llm.c's
    softmax writes a 201 kB row and reads it back, 1056 blocks at a time);
    none when all the launch touches fits in the part of L2 it keeps (:func:`written_back`):
    kernels are timed launch after launch, and the last launch left its data there (llm.c's
@@ -39,9 +39,10 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    it is smaller) share the L2, so each holds about L2 / (blocks resident). When a block's
    own footprint (sectors it reads and writes) is larger, its re-reads that L1 missed and
    its re-writes of a sector come back from (go out to) DRAM, except those nearer than its
-   share and the fraction of its footprint that fits (llm.c's softmax: a block per 201 kB
-   row, read twice and written twice by 1056 resident blocks: the H100 read 1.79 GB and
-   wrote 0.86 GB for 0.41 GB of rows, ``benchmarks/peer_times.py --third``).
+   share: the resident blocks stream through the L2 together, so a far re-use finds its
+   sector evicted (:func:`block_set_misses`; llm.c's softmax: a block per 201 kB row, read
+   twice and written twice by 1056 resident blocks: the H100 read 1.79 GB and wrote
+   0.86 GB for 0.41 GB of rows, ``benchmarks/peer_times.py --third``).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
    writes of one sector), and none when all the launch touches fits in the part of L2 it
    keeps: launched again, it overwrites its dirty lines there (:func:`written_back`; llm.c's
@@ -74,24 +75,19 @@ ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread su
 L2_KEPT = 0.5
 
 
-def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
-    """Per warp, the sectors its store covers only in part and the 128-byte lines holding
-    them: two ``(W,)`` arrays.
+def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sectors each warp's store covers only in part: three arrays, one entry per such
+    (warp, sector): the warp's row in the batch, the sector's number, and whether it is the
+    first of the warp's partial sectors in its 128-byte line.
 
-    A warp storing 32 floats of one column of a row-major matrix leaves 32 sectors in 32
-    lines partly written; a coalesced, aligned store leaves none. Lanes are naturally
-    aligned (CUDA requires it), so none straddles a sector; lanes storing to the same
-    address count once.
+    Lanes are naturally aligned (CUDA requires it), so none straddles a sector; lanes
+    storing to the same address count once.
 
     >>> from types import SimpleNamespace as B
-    >>> column = B(address=np.arange(32, dtype=np.uint64)[None] * 4096, size=4,
-    ...            mask=np.ones((1, 32), bool), warps=1)
-    >>> [a.tolist() for a in partial_parts(column)]
-    [[32], [32]]
     >>> row = B(address=np.arange(32, dtype=np.uint64)[None] * 4 + 16, size=4,
     ...         mask=np.ones((1, 32), bool), warps=1)
-    >>> [a.tolist() for a in partial_parts(row)]
-    [[2], [2]]
+    >>> [a.tolist() for a in partial_writes(row)]
+    [[0, 0], [0, 4], [True, True]]
     """
     none = np.iinfo(np.uint64).max
     ordered = np.sort(np.where(batch.mask, batch.address, none), axis=1)
@@ -106,13 +102,97 @@ def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
                          minlength=int(starts.sum()))
     rows = np.broadcast_to(np.arange(batch.warps)[:, None], ordered.shape)[starts]
     partial = filled < SECTOR
-    line = (sector[starts] * np.uint64(SECTOR)) // np.uint64(counting.LINE)
-    sectors_out = np.bincount(rows[partial], minlength=batch.warps)
-    keep = np.flatnonzero(partial)
-    first_of_line = np.ones(keep.size, bool)
-    first_of_line[1:] = (rows[keep][1:] != rows[keep][:-1]) | (line[keep][1:] != line[keep][:-1])
-    lines_out = np.bincount(rows[keep][first_of_line], minlength=batch.warps)
-    return sectors_out, lines_out
+    rows, sectors = rows[partial], sector[starts][partial]
+    line = sectors * np.uint64(SECTOR) // np.uint64(counting.LINE)
+    first_of_line = np.ones(rows.size, bool)
+    first_of_line[1:] = (rows[1:] != rows[:-1]) | (line[1:] != line[:-1])
+    return rows, sectors, first_of_line
+
+
+def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per warp, the sectors its store covers only in part and the 128-byte lines holding
+    them: two ``(W,)`` arrays (:func:`partial_writes`, counted).
+
+    A warp storing 32 floats of one column of a row-major matrix leaves 32 sectors in 32
+    lines partly written; a coalesced, aligned store leaves none.
+
+    >>> from types import SimpleNamespace as B
+    >>> column = B(address=np.arange(32, dtype=np.uint64)[None] * 4096, size=4,
+    ...            mask=np.ones((1, 32), bool), warps=1)
+    >>> [a.tolist() for a in partial_parts(column)]
+    [[32], [32]]
+    """
+    rows, _, first_of_line = partial_writes(batch)
+    return (np.bincount(rows, minlength=batch.warps),
+            np.bincount(rows[first_of_line], minlength=batch.warps))
+
+
+#: blocks this far apart in launch order start together and, without barriers, store in
+#: step: the H100 ran a misaligned 2-D copy as fast when the tile to the right of a block's
+#: came 2 blocks later as when it came next, and 21 % slower when it came 8 blocks later
+#: (``benchmarks/shape_probe.py``, ``copy_panels``)
+IN_STEP_BLOCKS = 2
+
+
+def out_of_step_writes(sector: np.ndarray, block: np.ndarray, site: np.ndarray,
+                       first_of_line: np.ndarray, written: np.ndarray, barriers: bool,
+                       runs: list[tuple[int, int]]) -> tuple[float, float]:
+    """Of the sample's partial-sector writes (one entry per warp and sector,
+    :func:`partial_writes`), the share that the L2 merges one by one into a sector other
+    stores write too, and the share that is the first such write of its request in its line.
+
+    The parts of one sector written together merge before the L2 stores them: those of
+    one block's warps, and those of one store instruction in blocks at most
+    :data:`IN_STEP_BLOCKS` apart that pass no barrier (neighbouring blocks start together
+    and run the same code; a barrier holds each block until its slowest load is back). Other
+    parts are each merged into the stored sector (a read-modify-write): on the H100, lab 11's
+    ``transpose_padded`` at 4097 x 3000 (each output row 4 bytes off a sector, the sector
+    across a tile's edge finished by the block one grid row below) took 1.35x its aligned
+    time with the same DRAM bytes, as did the 2-D copy with its tiles taken in columns;
+    ``copy_through_tile`` (the copy with a barrier) 1.29x (``benchmarks/shape_probe.py``).
+
+    A sector the sample writes once, next to one sector it writes (``written``: the sorted
+    sectors the sample's stores write), is finished by a block not sampled: one farther
+    than :data:`IN_STEP_BLOCKS` when the write's block has its in-step neighbours in its
+    run (``runs``: (first block, count)), else unknown (counted as the others are). Written
+    once between two written sectors, or between none, it stays partly written for good
+    (:func:`unfilled_sectors`): no merge.
+
+    >>> s = np.array([5, 5, 9, 9, 13]); lines = np.ones(5, bool); w = np.arange(20)
+    >>> out_of_step_writes(s, np.array([0, 94, 3, 4, 7]), np.zeros(5), lines, w, False,
+    ...                    [(0, 10), (94, 10)])
+    (0.4, 0.4)
+    >>> out_of_step_writes(s, np.array([0, 94, 3, 4, 7]), np.zeros(5), lines, w, True,
+    ...                    [(0, 10), (94, 10)])
+    (0.8, 0.8)
+    >>> edge = np.array([20, 21, 22, 23])  # sector 20 is finished by a block not sampled
+    >>> out_of_step_writes(np.array([20]), np.array([5]), np.zeros(1), lines[:1], edge,
+    ...                    False, [(0, 10)])
+    (1.0, 1.0)
+    """
+    if not sector.size:
+        return 0.0, 0.0
+    order = np.lexsort((block, sector))
+    sector, block, site = sector[order], block[order], site[order]
+    first_of_line = first_of_line[order]
+    starts = np.flatnonzero(np.r_[True, sector[1:] != sector[:-1]])
+    count = np.diff(np.r_[starts, sector.size])
+    span = np.maximum.reduceat(block, starts) - np.minimum.reduceat(block, starts)
+    one_site = np.maximum.reduceat(site, starts) == np.minimum.reduceat(site, starts)
+    in_step = (span == 0) | ((span <= IN_STEP_BLOCKS) & one_site & (not barriers))
+    head = sector[starts]
+    beside = np.isin(head - 1, written).astype(int) + np.isin(head + 1, written)
+    single = np.repeat((count == 1) & (beside == 1), count)  # finished by a block not sampled
+    interior = np.zeros(sector.size, bool)
+    for first, n in runs:
+        interior |= (block >= first + IN_STEP_BLOCKS) & (block < first + n - IN_STEP_BLOCKS)
+    merged = np.repeat((count > 1) & ~in_step, count) | (single & interior)
+    known = np.repeat(count > 1, count) | (single & interior)
+    unknown = single & ~interior
+    if not known.any():
+        return 0.0, 0.0
+    scale = (known.sum() + unknown.sum()) / known.sum() / sector.size
+    return (float(merged.sum() * scale), float((merged & first_of_line).sum() * scale))
 
 
 def unfilled_sectors(addresses: np.ndarray, sizes: np.ndarray) -> int:
@@ -187,6 +267,8 @@ class Traffic:
     global_store_sectors: float = 0.0
     global_store_partial_sectors: float = 0.0  # sectors a store covers only in part
     global_store_partial_lines: float = 0.0  # the lines holding them, per request
+    global_store_merges: float = 0.0  # of those, merged one by one (out_of_step_writes)
+    global_store_merge_lines: float = 0.0  # their lines, per request
     global_lines: float = 0.0
     local_lines: float = 0.0
     shared_wavefronts: float = 0.0
@@ -253,16 +335,19 @@ def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
     """The trace's batches joined per (space, op, size), each with the factor it stands for.
 
     The counting rules work per warp, so one call over all warps of a kind gives the same
-    totals, much faster. Shared-memory kinds with more than ``limit`` warps keep a random
-    subset of their batches (a long tiled loop repeats the same accesses), scaled up; global
-    accesses are all kept, as the cache model needs every sector.
+    totals, much faster; global stores stay apart per instruction (``site``: whether
+    neighbouring blocks store a sector's parts together depends on it). Shared-memory kinds
+    with more than ``limit`` warps keep a random subset of their batches (a long tiled loop
+    repeats the same accesses), scaled up; global accesses are all kept, as the cache model
+    needs every sector.
     """
     kinds: dict[tuple, list] = {}
     for a in accesses:
-        kinds.setdefault((a.space, a.op, a.size), []).append(a)
+        site = a.site if (a.space, a.op) == ("global", "st") else -1
+        kinds.setdefault((a.space, a.op, a.size, site), []).append(a)
     out = []
     rng = np.random.default_rng(0)
-    for (space, op, size), batches in kinds.items():
+    for (space, op, size, site), batches in kinds.items():
         total = sum(b.warps for b in batches)
         factor = 1.0
         if space != "global" and total > limit:
@@ -271,7 +356,7 @@ def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
             batches = [b for b, k in zip(batches, keep, strict=True) if k]
             factor = total / sum(b.warps for b in batches)
         first = batches[0]
-        out.append((AccessBatch(first.kernel, 0, 0, -1, space, op, size,
+        out.append((AccessBatch(first.kernel, 0, 0, site, space, op, size,
                                 np.concatenate([b.block for b in batches]),
                                 np.concatenate([b.warp for b in batches]),
                                 np.concatenate([b.mask for b in batches]),
@@ -382,13 +467,21 @@ def written_back(footprint: float, l2_bytes: float) -> float:
 
 
 def block_set_misses(block_set: float, share: float) -> float:
-    """The share of a block's far re-uses that miss when its footprint ``block_set`` exceeds
-    the cache ``share`` it has (the same fraction-that-fits rule as L1's).
+    """The share of a block's far re-uses that miss: all of them when its footprint
+    ``block_set`` exceeds the L2 ``share`` it has, none when it fits.
+
+    The blocks resident together stream through the L2 at the same pace, so a block's
+    sector comes back after the others have brought (block_set / share) times the L2's
+    size: an LRU-like cache has evicted every one of them, not the part beyond the share.
+    On the H100 a block-per-row kernel reading its 201 kB row a second time, 1056 blocks at
+    once (212 MB), took as long for the second pass as for the first (0.145 and 0.151 ms,
+    ``benchmarks/shape_probe.py``, ``row_passes``); llm.c's softmax read each row from DRAM
+    as often as it read it (``benchmarks/peer_times.py --third``).
 
     >>> block_set_misses(400.0, 100.0), block_set_misses(50.0, 100.0)
-    (0.75, 0.0)
+    (1.0, 0.0)
     """
-    return max(1.0 - share / block_set, 0.0) if block_set > 0 else 0.0
+    return 1.0 if block_set > share else 0.0
 
 
 def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, pairs: float, share: float,
@@ -438,6 +531,11 @@ def _run_growth(groups, blocks: np.ndarray, sectors: np.ndarray) -> tuple[float,
     return max(whole - per_block * total, 0.0) / max(len(groups), 1), per_block
 
 
+def _block_ids(batch, gx: int, gy: int) -> np.ndarray:
+    """Each warp's block, numbered in launch order (x fastest)."""
+    return batch.block[:, 0] + gx * (batch.block[:, 1] + gy * batch.block[:, 2])
+
+
 def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             blocks_per_wave: int) -> Traffic:
     """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`."""
@@ -446,6 +544,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
     atomic_addresses, stored, stored_sizes = [], [], []
+    partial = ([], [], [], [])  # per partial write: sector, block, store site, first in line
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
         k *= factor
@@ -469,7 +568,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         requests = k * float(counting.requests(sub).sum())
         sectors = k * float(counting.sectors(sub).sum())
         t.global_lines += k * float(counting.cache_lines(sub).sum())
-        bid = a.block[:, 0] + gx * (a.block[:, 1] + gy * a.block[:, 2])
+        bid = _block_ids(a, gx, gy)
         rows, secs = _lane_sectors(a)
         if a.op == "ld":
             t.global_load_requests += requests
@@ -478,9 +577,13 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         elif a.op == "st":
             t.global_store_requests += requests
             t.global_store_sectors += sectors
-            partial, lines = partial_parts(sub)
-            t.global_store_partial_sectors += k * float(partial.sum())
-            t.global_store_partial_lines += k * float(lines.sum())
+            prows, psectors, pfirst = partial_writes(sub)
+            t.global_store_partial_sectors += k * float(prows.size)
+            t.global_store_partial_lines += k * float(pfirst.sum())
+            for part, values in zip(partial, (psectors, _block_ids(sub, gx, gy)[prows],
+                                              np.full(prows.size, a.site), pfirst),
+                                    strict=True):
+                part.append(values)
             stores.add(bid[rows], secs)
             stored.append(a.address[a.mask])
             stored_sizes.append(np.full(stored[-1].size, a.size))
@@ -490,6 +593,13 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             t.global_store_sectors += sectors
             stores.add(bid[rows], secs)
             atomic_addresses.append(a.address[a.mask])
+    if partial[0]:
+        written = distinct(np.concatenate(stored) // np.uint64(SECTOR))
+        merges, lines = out_of_step_writes(*map(np.concatenate, partial), written,
+                                           sample.counter.classes.get("barrier", 0) > 0,
+                                           sample.runs)
+        t.global_store_merges = merges * t.global_store_partial_sectors
+        t.global_store_merge_lines = lines * t.global_store_partial_sectors
     if atomic_addresses:
         _, counts = np.unique(np.concatenate(atomic_addresses), return_counts=True)
         t.hot_address_atomics = float(counts.max())
@@ -518,7 +628,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     st_pairs = float(distinct(pair_keys(st_blocks, st_sectors)).size)
     block_set = (per_block + st_pairs) / sampled * SECTOR
     # what the launch reads back after writing it stays in L2 for as long as the block's
-    # footprint fits its share (rule 3b's fraction-that-fits beyond it)
+    # footprint fits its share (rule 3b)
     compulsory_read = _bytes_per_buffer(ld_sectors[fetched], buffers, scale) + \
         _bytes_per_buffer(ld_sectors[~fetched], buffers, scale) * \
         block_set_misses(block_set, share)
@@ -552,7 +662,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         t.dram_read_bytes += unfilled * SECTOR * scale
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
                  "global_store_sectors", "global_store_partial_sectors",
-                 "global_store_partial_lines", "global_lines",
+                 "global_store_partial_lines", "global_store_merges",
+                 "global_store_merge_lines", "global_lines",
                  "local_lines", "shared_wavefronts", "shared_load_wavefronts",
                  "shared_atomic_slots", "global_atomics",
                  "constant_replays",

@@ -398,3 +398,55 @@ def test_every_held_out_launch_has_its_h100_time_and_the_second_batch_its_blind_
     assert {launch.name for launch in LAUNCHES + SECOND} <= set(stored)
     assert all(stored[launch.name]["ms"] > 0 for launch in LAUNCHES + SECOND)
     assert all(stored[launch.name]["predicted_blind_ms"] > 0 for launch in SECOND)
+
+
+def test_sector_parts_stored_out_of_step_are_merged_one_by_one():
+    # each row of the output starts 4 bytes past a sector (513 or 97 floats), so every row
+    # segment a warp stores leaves two sectors in part; the block beside finishes them
+    source = (ROOT / "benchmarks" / "probes" / "shape.cu").read_text()
+    rows, cols = 97, 64
+    wide = 513
+
+    def predict(kernel, n, m):
+        args = [np.ones(n * m, np.float32), np.zeros(n * m, np.float32), np.int32(n),
+                np.int32(m)]
+        return cudakit.predict(source, kernel, grid=(-(-m // 32), -(-n // 32)),
+                               block=(32, 8), args=args)
+
+    # the copy's neighbouring blocks (x next to x) store the two parts together; only a
+    # sector across the end of a row (at most 3 parts: the last blocks of one row of the grid
+    # and the first of the next, 17 blocks apart) is merged part by part
+    copy = predict("copy", cols, wide)
+    parts = copy.counts["global_store_partial_sectors"]
+    assert parts > 0
+    assert copy.counts["global_store_merges"] <= 3 * (cols - 1) < parts / 5
+    # after a barrier, or with the part beside written one grid row (5 blocks) later, every
+    # part is a merge of its own
+    for kernel, n, m in (("copy_through_tile", cols, rows), ("transpose_padded", rows, 160),
+                         ("transpose_addresses", rows, 160)):
+        p = predict(kernel, n, m)
+        parts = p.counts["global_store_partial_sectors"]
+        assert parts > 0
+        assert p.counts["global_store_merges"] == pytest.approx(parts, rel=0.05), kernel
+    # an output of whole sectors has nothing to merge
+    aligned = predict("transpose_padded", 96, cols)
+    assert aligned.counts["global_store_partial_sectors"] == 0
+    assert aligned.counts["global_store_merges"] == 0
+
+
+def test_merges_add_to_the_dram_time():
+    d = cudakit.predict.load("H100")
+    source = (ROOT / "benchmarks" / "probes" / "shape.cu").read_text()
+    rows, cols = 4097, 3000
+    args = [np.zeros(rows * cols, np.float32), np.zeros(rows * cols, np.float32),
+            np.int32(rows), np.int32(cols)]
+    p = cudakit.predict(source, "transpose_padded", grid=(-(-cols // 32), -(-rows // 32)),
+                        block=(32, 8), args=args)
+    merges = p.counts["global_store_merges"]
+    assert merges == pytest.approx(p.counts["global_store_partial_sectors"], rel=0.05)
+    # each part in a line of its own: the rate measured with one partial sector per line
+    merge_ms = merges / d.figures["partial_store_lines_per_s"] * 1e3
+    moved = p.counts["dram_read_bytes"] + p.counts["dram_write_bytes"]
+    dram_ms = moved / (d.dram_copy_gbs * 1e9) * 1e3
+    assert p.breakdown["memory"] == pytest.approx(dram_ms + merge_ms, rel=0.03)
+    assert p.bound == "memory" and "merged one by one in L2" in p.explanation

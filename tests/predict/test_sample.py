@@ -100,14 +100,13 @@ def test_a_row_read_back_after_writing_it_misses_l2_when_the_block_has_too_littl
         return traffic(sample, (rows, 1, 1), [a, b, c], l1_bytes_per_block=16384,
                        l2_bytes=l2_bytes, blocks_per_wave=rows).dram_read_bytes
 
-    # 3 MiB of L2 (1.5 MiB kept across launches, less than the 2 MiB touched): 192 kB per
-    # block, more than its row of a and of b: b comes back from L2, only a is read
-    assert dram_read(3 << 20) == pytest.approx(rows * row, rel=0.01)
-    # 48 kB of L2, 3 kB per block: the written row is gone when it is read back, but for
-    # the part that fits (rule 3b's fraction)
-    small = 48 << 10
-    fits = small / rows / (3 * row + 1024)  # its share over its footprint: reads and writes
-    assert dram_read(small) == pytest.approx(rows * row * (2 - fits), rel=0.02)
+    # 3.5 MiB of L2 (1.75 MiB kept across launches, less than the 2 MiB touched): 224 kB
+    # per block, more than the 193 kB it reads and writes: b comes back from L2, only a is
+    # read from DRAM
+    assert dram_read(7 << 19) == pytest.approx(rows * row, rel=0.01)
+    # 48 kB of L2, 3 kB per block: the blocks stream through it together, so the written
+    # row is gone when it is read back (rule 3b): a and b are both read from DRAM
+    assert dram_read(48 << 10) == pytest.approx(rows * row * 2, rel=0.02)
 
 
 def test_a_long_loop_is_cut_short_so_that_the_loops_after_it_are_counted(module):
