@@ -36,6 +36,10 @@ Methods, in order:
   the first and the last; the middle one checks its cost per line plus per sector.
 - ``l1_read_bytes_per_clk_per_sm``: every block reads the same 16 KiB many times (it stays
   in each SM's L1); bytes / (SMs x event time x clock).
+- ``l1_line_requests_per_clk_per_sm``, ``l1_scattered_lines_per_clk_per_sm``,
+  ``l1_broadcast_requests_per_clk_per_sm``: 4-byte loads from 32 KiB held in L1, 8 per loop
+  trip, each warp's request one line, 32 lines or one address: how the L1 serves requests
+  of scalar loads by the lines they touch.
 - ``shared_bytes_per_clk_per_sm``: conflict-free ``volatile`` 4-byte shared loads, 16 per
   loop trip, in every block of a full wave.
 - ``dram/l2/l1/shared_latency_cycles``: one thread chases a random cycle of pointers (one per
@@ -150,6 +154,23 @@ __global__ void read_sum(const float4 *__restrict__ p, size_t mask, size_t total
         float4 v = p[i & mask]; s += v.x + v.y + v.z + v.w;
     }
     if (s == -1.0f) out[0] = s;  /* never true: keeps the loads */
+}
+
+/* 8 independent 4-byte loads per trip from 32 KiB that stay in L1, 4 KiB apart; a warp's
+   lanes `stride` floats apart (1: one 128-byte line per request, 32: 32 lines, 0: one
+   address). The base moves by `step` (0 at run time, unknown to ptxas, so no load is
+   hoisted or merged) and each load is an immediate offset from it: a trip issues 8 loads,
+   8 adds and the loop's few instructions. */
+#define L1_LOAD(k) asm volatile("ld.global.ca.f32 %0, [%1+" #k "];" : "=f"(v) : "l"(base)); \
+    s[(k / 4096) % 2] += v;
+__global__ void l1_pattern(const float *p, int stride, int step, int iters, float *out) {
+    float s[2] = {0, 0}, v;  /* two sums: ptxas drops a load whose value is unused */
+    const float *base = p + (threadIdx.x % 32) * stride;
+    for (int i = 0; i < iters; ++i, base += step) {
+        L1_LOAD(0) L1_LOAD(4096) L1_LOAD(8192) L1_LOAD(12288)
+        L1_LOAD(16384) L1_LOAD(20480) L1_LOAD(24576) L1_LOAD(28672)
+    }
+    if (s[0] + s[1] == -1.0f) out[0] = s[0];
 }
 
 __global__ void write_fill(float4 *p, size_t n, float x) {
@@ -496,6 +517,22 @@ def l1(b: Bench) -> None:
           f"float4 sum over one {16 * n} B buffer, {total} loads by {threads} threads")
 
 
+def l1_patterns(b: Bench) -> None:
+    blocks, iters = b.sms * 8, b.size(4096, 2)
+    src, sink = b.zeros(36 << 10), b.zeros(4)
+    for key, stride, lines, what in (
+            ("l1_line_requests_per_clk_per_sm", 1, 1, "one 128-byte line"),
+            ("l1_scattered_lines_per_clk_per_sm", 32, 32, "32 lines (lanes 128 B apart)"),
+            ("l1_broadcast_requests_per_clk_per_sm", 0, 1, "one address")):
+        ms = b.work_ms(lambda stride=stride: b.k["l1_pattern"](
+            src, stride, 0, iters, sink, grid=(blocks,), block=(256,)))
+        requests = blocks * 8 * 8 * iters  # warps x loads per trip x trips
+        b.put(key, b.per_clk_per_sm(requests * lines, ms),
+              f"4-byte loads from 32 KiB held in L1, each warp's request {what}, 8 per trip "
+              f"(8 adds), 8 blocks of 256 per SM; {'lines' if lines > 1 else 'requests'} per "
+              f"clock")
+
+
 def shared(b: Bench) -> None:
     blocks, iters = b.sms * 8, b.size(4096, 2)
     sink = b.zeros(4)
@@ -806,9 +843,9 @@ def copy_alignment(b: Bench) -> None:
 
 #: in this order: ``loaded_latency`` comes last, as its 1 GiB host array, freed, slows the
 #: pageable copies measured right after it (64 KiB: 85 us against 25-27 us alone, H100)
-BENCHMARKS = [device_facts, clock, dram, dram_streams, l2, partial_stores, l1, shared, latencies,
-              dependent_latencies, throughputs, constant_cache, atomics, launches, barrier,
-              copies, copy_alignment, loaded_latency]
+BENCHMARKS = [device_facts, clock, dram, dram_streams, l2, partial_stores, l1, l1_patterns, shared,
+              latencies, dependent_latencies, throughputs, constant_cache, atomics, launches,
+              barrier, copies, copy_alignment, loaded_latency]
 
 
 def header() -> dict:

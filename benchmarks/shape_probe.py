@@ -42,6 +42,9 @@ SOFTMAX = ((2048, 50257), (2048, 50264), (1056, 50264), (4224, 50264))
 #: to whole columns of tiles
 PANELED = ((4097, 3000), (4096, 3001), (4096, 3000))
 PANELS = (1, 2, 8, 32, 129)
+#: floats of the contiguous copies (``stream_*``), written at these offsets into the output
+STREAM = 1 << 26
+OFFSETS = (0, 1)
 
 
 def _matrix(rows: int, cols: int):
@@ -82,6 +85,14 @@ def launches() -> list[Launch]:
                 out.append(Launch(f"{kernel} {panel} {rows}x{cols}", "shape.cu", kernel,
                                   _paneled(rows, cols, min(panel, -(-rows // TILE))),
                                   (tiles,), (TILE, 8), root=PROBES))
+    for kernel, grid in (("stream_once", STREAM // 256), ("stream_grid", 132 * 8),
+                         ("stream_chunks", STREAM // 4096)):
+        for offset in OFFSETS:
+            out.append(Launch(f"{kernel} +{offset}", "shape.cu", kernel,
+                              lambda r, o=offset: [r.uniform(0, 1, STREAM).astype(np.float32),
+                                                   np.zeros(STREAM + 8, np.float32),
+                                                   np.int32(STREAM), np.int32(o)],
+                              (grid,), (256,), root=PROBES))
     for rows, cols in SOFTMAX:
         n4 = rows * cols // 4
         out.append(Launch(f"copy_vec4 {rows}x{cols}", "shape.cu", "copy_vec4",

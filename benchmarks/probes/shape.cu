@@ -167,3 +167,33 @@ __global__ void copy_through_tile_panels(const float *__restrict__ in, float *__
         if (x < cols && y + j < rows) out[(y + j) * cols + x] = tile[threadIdx.y + j][threadIdx.x];
     }
 }
+
+// A contiguous copy of n floats written `offset` floats into `out` (1: every warp's 128 bytes
+// leave two sectors in part, finished by the warp beside), one float per thread, no loop
+__global__ void stream_once(const float *__restrict__ in, float *__restrict__ out, int n, int offset)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i + offset] = in[i];
+}
+
+// the same copy by a grid-stride loop (132 x 8 blocks of 256 threads)
+__global__ void stream_grid(const float *__restrict__ in, float *__restrict__ out, int n, int offset)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        out[i + offset] = in[i];
+}
+
+// the same copy by a block per 4096-float chunk, each thread loading 8 floats (8 loads in
+// flight) and then storing them, as a block-per-row kernel's write pass does
+__global__ void stream_chunks(const float *__restrict__ in, float *__restrict__ out, int n, int offset)
+{
+    int base = blockIdx.x * 4096;
+    for (int i = base + threadIdx.x; i < min(base + 4096, n); i += blockDim.x * 8) {
+        float v[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) v[u] = in[min(n - 1, i + u * (int)blockDim.x)];
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            if (i + u * (int)blockDim.x < min(base + 4096, n)) out[i + u * blockDim.x + offset] = v[u];
+    }
+}

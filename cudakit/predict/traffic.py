@@ -63,6 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis import counting
+from ..emu.counts import PTXAS_UNROLL
 from ..emu.memory import HEAP_BASE
 from ..emu.trace import AccessBatch
 
@@ -129,27 +130,31 @@ def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
 
 #: blocks this far apart in launch order start together and, without barriers, store in
 #: step: the H100 ran a misaligned 2-D copy as fast when the tile to the right of a block's
-#: came 2 blocks later as when it came next, and 21 % slower when it came 8 blocks later
+#: came 2 blocks later as when it came next, and 20 % slower when it came 8 blocks later
 #: (``benchmarks/shape_probe.py``, ``copy_panels``)
 IN_STEP_BLOCKS = 2
 
 
 def out_of_step_writes(sector: np.ndarray, block: np.ndarray, site: np.ndarray,
-                       first_of_line: np.ndarray, written: np.ndarray, barriers: bool,
-                       runs: list[tuple[int, int]]) -> tuple[float, float]:
+                       looped: np.ndarray, first_of_line: np.ndarray, written: np.ndarray,
+                       barriers: bool, runs: list[tuple[int, int]]) -> tuple[float, float]:
     """Of the sample's partial-sector writes (one entry per warp and sector,
     :func:`partial_writes`), the share that the L2 merges one by one into a sector other
     stores write too, and the share that is the first such write of its request in its line.
 
-    The parts of one sector written together merge before the L2 stores them: those of
-    one block's warps, and those of one store instruction in blocks at most
-    :data:`IN_STEP_BLOCKS` apart that pass no barrier (neighbouring blocks start together
-    and run the same code; a barrier holds each block until its slowest load is back). Other
-    parts are each merged into the stored sector (a read-modify-write): on the H100, lab 11's
-    ``transpose_padded`` at 4097 x 3000 (each output row 4 bytes off a sector, the sector
-    across a tile's edge finished by the block one grid row below) took 1.35x its aligned
-    time with the same DRAM bytes, as did the 2-D copy with its tiles taken in columns;
-    ``copy_through_tile`` (the copy with a barrier) 1.29x (``benchmarks/shape_probe.py``).
+    The parts of one sector written together merge before the L2 stores them. Together
+    means by stores that each warp runs at most :data:`~cudakit.emu.counts.PTXAS_UNROLL` times
+    (``looped``: in a longer loop the warps drift apart between trips), and from one block's
+    warps, or from one store instruction in blocks at most :data:`IN_STEP_BLOCKS` apart that
+    pass no barrier (neighbouring blocks start together and run the same code; a barrier
+    holds each block until its slowest load is back). Other parts are each merged into the
+    stored sector (a read-modify-write). On the H100 (``benchmarks/shape_probe.py``), with
+    the same DRAM bytes: lab 11's ``transpose_padded`` at 4097 x 3000 (each output row 4
+    bytes off a sector, the sector across a tile's edge finished by the block one grid row
+    below) took 1.41x its aligned time; the 2-D copy with 3001 columns 1.01x, but 1.31x with
+    its tiles taken in whole columns; ``copy_through_tile`` (the copy with a barrier) 1.31x;
+    a copy of 256 MiB written 4 bytes off the sectors 1.01x with one store per thread, 1.26x
+    by a grid-stride loop.
 
     A sector the sample writes once, next to one sector it writes (``written``: the sorted
     sectors the sample's stores write), is finished by a block not sampled: one farther
@@ -158,28 +163,33 @@ def out_of_step_writes(sector: np.ndarray, block: np.ndarray, site: np.ndarray,
     once between two written sectors, or between none, it stays partly written for good
     (:func:`unfilled_sectors`): no merge.
 
-    >>> s = np.array([5, 5, 9, 9, 13]); lines = np.ones(5, bool); w = np.arange(20)
-    >>> out_of_step_writes(s, np.array([0, 94, 3, 4, 7]), np.zeros(5), lines, w, False,
+    >>> s = np.array([5, 5, 9, 9, 13]); w = np.arange(20)
+    >>> once, lines = np.zeros(5, bool), np.ones(5, bool)
+    >>> out_of_step_writes(s, np.array([0, 94, 3, 4, 7]), np.zeros(5), once, lines, w, False,
     ...                    [(0, 10), (94, 10)])
     (0.4, 0.4)
-    >>> out_of_step_writes(s, np.array([0, 94, 3, 4, 7]), np.zeros(5), lines, w, True,
+    >>> out_of_step_writes(s, np.array([0, 94, 3, 4, 7]), np.zeros(5), once, lines, w, True,
     ...                    [(0, 10), (94, 10)])
     (0.8, 0.8)
+    >>> out_of_step_writes(s, np.array([0, 94, 3, 3, 7]), np.zeros(5), ~once, lines, w,
+    ...                    False, [(0, 10), (94, 10)])
+    (0.8, 0.8)
     >>> edge = np.array([20, 21, 22, 23])  # sector 20 is finished by a block not sampled
-    >>> out_of_step_writes(np.array([20]), np.array([5]), np.zeros(1), lines[:1], edge,
-    ...                    False, [(0, 10)])
+    >>> out_of_step_writes(np.array([20]), np.array([5]), np.zeros(1), once[:1], lines[:1],
+    ...                    edge, False, [(0, 10)])
     (1.0, 1.0)
     """
     if not sector.size:
         return 0.0, 0.0
     order = np.lexsort((block, sector))
     sector, block, site = sector[order], block[order], site[order]
-    first_of_line = first_of_line[order]
+    looped, first_of_line = looped[order], first_of_line[order]
     starts = np.flatnonzero(np.r_[True, sector[1:] != sector[:-1]])
     count = np.diff(np.r_[starts, sector.size])
     span = np.maximum.reduceat(block, starts) - np.minimum.reduceat(block, starts)
     one_site = np.maximum.reduceat(site, starts) == np.minimum.reduceat(site, starts)
-    in_step = (span == 0) | ((span <= IN_STEP_BLOCKS) & one_site & (not barriers))
+    once = ~np.maximum.reduceat(looped, starts)
+    in_step = once & ((span == 0) | ((span <= IN_STEP_BLOCKS) & one_site & (not barriers)))
     head = sector[starts]
     beside = np.isin(head - 1, written).astype(int) + np.isin(head + 1, written)
     single = np.repeat((count == 1) & (beside == 1), count)  # finished by a block not sampled
@@ -544,7 +554,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
     atomic_addresses, stored, stored_sizes = [], [], []
-    partial = ([], [], [], [])  # per partial write: sector, block, store site, first in line
+    partial = ([], [], [], [], [])  # per partial write: sector, block, site, looped, first
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
         k *= factor
@@ -577,11 +587,17 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         elif a.op == "st":
             t.global_store_requests += requests
             t.global_store_sectors += sectors
-            prows, psectors, pfirst = partial_writes(sub)
-            t.global_store_partial_sectors += k * float(prows.size)
-            t.global_store_partial_lines += k * float(pfirst.sum())
-            for part, values in zip(partial, (psectors, _block_ids(sub, gx, gy)[prows],
-                                              np.full(prows.size, a.site), pfirst),
+            # every warp, not a thinned subset: a sector's parts are in neighbouring warps
+            prows, psectors, pfirst = partial_writes(a)
+            t.global_store_partial_sectors += factor * float(prows.size)
+            t.global_store_partial_lines += factor * float(pfirst.sum())
+            # a store in a loop of more trips than ptxas unrolls (a 4-trip loop is 4 stores in
+            # SASS, issued one after the other)
+            warps = pair_keys(bid, a.warp)
+            looped = warps.size > PTXAS_UNROLL * distinct(warps).size
+            for part, values in zip(partial, (psectors, bid[prows],
+                                              np.full(prows.size, a.site),
+                                              np.full(prows.size, looped), pfirst),
                                     strict=True):
                 part.append(values)
             stores.add(bid[rows], secs)

@@ -450,3 +450,21 @@ def test_merges_add_to_the_dram_time():
     dram_ms = moved / (d.dram_copy_gbs * 1e9) * 1e3
     assert p.breakdown["memory"] == pytest.approx(dram_ms + merge_ms, rel=0.03)
     assert p.bound == "memory" and "merged one by one in L2" in p.explanation
+
+
+def test_sector_parts_stored_in_a_long_loop_are_merged_one_by_one():
+    # a copy written 4 bytes past the sectors: one store per thread leaves two sectors of
+    # each warp's 128 bytes in part, finished by the warp beside at the same time; in a
+    # grid-stride loop of 32 trips the warps drift apart and every part is merged alone
+    source = (ROOT / "benchmarks" / "probes" / "shape.cu").read_text()
+    n = 1 << 16
+
+    def predict(kernel, blocks):
+        args = [np.ones(n, np.float32), np.zeros(n + 8, np.float32), np.int32(n), np.int32(1)]
+        return cudakit.predict(source, kernel, grid=(blocks,), block=(256,), args=args)
+
+    once, loop = predict("stream_once", n // 256), predict("stream_grid", 8)
+    for p in (once, loop):  # 2 parts per warp store, one store per 32 floats
+        assert p.counts["global_store_partial_sectors"] == pytest.approx(n / 32 * 2, rel=0.01)
+    assert once.counts["global_store_merges"] < 0.01 * n / 16
+    assert loop.counts["global_store_merges"] == pytest.approx(n / 16, rel=0.01)
