@@ -135,6 +135,13 @@ def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
 IN_STEP_BLOCKS = 2
 
 
+def _member(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """Which ``values`` are in the sorted array ``ordered`` (a binary search: faster than
+    ``np.isin``'s hash for the millions of sectors a launch writes)."""
+    at = np.minimum(np.searchsorted(ordered, values), max(ordered.size - 1, 0))
+    return (ordered[at] == values) if ordered.size else np.zeros(values.shape, bool)
+
+
 def out_of_step_writes(sector: np.ndarray, block: np.ndarray, site: np.ndarray,
                        looped: np.ndarray, first_of_line: np.ndarray, written: np.ndarray,
                        barriers: bool, runs: list[tuple[int, int]]) -> tuple[float, float]:
@@ -191,7 +198,7 @@ def out_of_step_writes(sector: np.ndarray, block: np.ndarray, site: np.ndarray,
     once = ~np.maximum.reduceat(looped, starts)
     in_step = once & ((span == 0) | ((span <= IN_STEP_BLOCKS) & one_site & (not barriers)))
     head = sector[starts]
-    beside = np.isin(head - 1, written).astype(int) + np.isin(head + 1, written)
+    beside = _member(head - 1, written).astype(int) + _member(head + 1, written)
     single = np.repeat((count == 1) & (beside == 1), count)  # finished by a block not sampled
     interior = np.zeros(sector.size, bool)
     for first, n in runs:
@@ -609,18 +616,19 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             t.global_store_sectors += sectors
             stores.add(bid[rows], secs)
             atomic_addresses.append(a.address[a.mask])
-    if partial[0]:
-        written = distinct(np.concatenate(stored) // np.uint64(SECTOR))
-        merges, lines = out_of_step_writes(*map(np.concatenate, partial), written,
-                                           sample.counter.classes.get("barrier", 0) > 0,
-                                           sample.runs)
-        t.global_store_merges = merges * t.global_store_partial_sectors
-        t.global_store_merge_lines = lines * t.global_store_partial_sectors
     if atomic_addresses:
         _, counts = np.unique(np.concatenate(atomic_addresses), return_counts=True)
         t.hot_address_atomics = float(counts.max())
     ld_blocks, ld_sectors = loads.arrays()
     st_blocks, st_sectors = stores.arrays()
+    if partial[0]:  # sectors counted from the heap's start, as _lane_sectors counts them
+        partial[0][:] = [(x - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
+                         for x in partial[0]]
+        merges, lines = out_of_step_writes(*map(np.concatenate, partial), distinct(st_sectors),
+                                           sample.counter.classes.get("barrier", 0) > 0,
+                                           sample.runs)
+        t.global_store_merges = merges * t.global_store_partial_sectors
+        t.global_store_merge_lines = lines * t.global_store_partial_sectors
     per_block = float(distinct(pair_keys(ld_blocks, ld_sectors)).size)
     sampled = sample.sampled_blocks
     # the reads DRAM can serve: not of sectors the launch wrote first (rule 2)
