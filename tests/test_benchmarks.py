@@ -93,3 +93,35 @@ def test_block_stamps_keep_the_kernel_and_time_every_block():
     assert not stamps[4:, :2].any()
     with pytest.raises(ValueError, match="no __global__ function 'other'"):
         instrument(source, "other")
+
+
+@pytest.mark.parametrize("rows, cols, panel", [(97, 64, 2), (70, 97, 3), (64, 64, 129)])
+def test_shape_probe_kernels_copy_and_transpose_in_any_panel_order(rows, cols, panel):
+    """``benchmarks/probes/shape.cu``'s kernels that take their tiles in panels (the last
+    panel lower when the tile rows do not divide) still cover every element once: checked
+    against NumPy on the emulator."""
+    import numpy as np
+
+    from benchmarks import shape_probe
+    from cudakit import emu
+
+    module = emu.SourceModule((shape_probe.PROBES / "shape.cu").read_text(), no_extern_c=True)
+    a = np.random.default_rng(3).uniform(0, 1, rows * cols).astype(np.float32)
+    tiles = -(-rows // 32) * -(-cols // 32)
+    height = min(panel, -(-rows // 32))
+    for kernel, want in (("copy_panels", a), ("copy_through_tile_panels", a),
+                         ("transpose_panels", a.reshape(rows, cols).T.ravel())):
+        out = np.full(rows * cols, np.nan, np.float32)
+        module.get_function(kernel)(emu.In(a), emu.Out(out), np.int32(rows), np.int32(cols),
+                                    np.int32(height), grid=(tiles, 1, 1), block=(32, 8, 1))
+        np.testing.assert_array_equal(out, want, err_msg=kernel)
+
+
+def test_shape_probe_launches_have_their_h100_times():
+    import json
+
+    from benchmarks import shape_probe
+
+    stored = json.loads(shape_probe.FIXTURE.read_text())["launches"]
+    names = [launch.name for launch in shape_probe.launches()]
+    assert len(names) == len(set(names)) and set(names) <= set(stored)
