@@ -37,8 +37,9 @@ literature's, with no constant fitted to the labs' measurements:
   write out of step (:func:`~cudakit.predict.traffic.out_of_step_writes`) are each merged into
   the stored sector, at the same measured cost, and the slices doing it are the ones that
   feed DRAM, so that time adds to the DRAM time rather than overlapping it (lab 11's
-  ``transpose_padded`` at 4097 x 3000: 12 us more than its aligned neighbour in Nsight
-  Compute for 768 K such writes, 12.7 us at the measured rate; ``benchmarks/shape_probe.py``).
+  ``transpose_padded`` at 4097 x 3000: 12 us more than the copy of that shape in Nsight
+  Compute, with the same DRAM bytes, for 0.66 M such parts, 10.4 us at the measured rate;
+  ``benchmarks/shape_probe.py``).
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).

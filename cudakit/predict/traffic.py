@@ -81,10 +81,17 @@ def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (warp, sector): the warp's row in the batch, the sector's number, and whether it is the
     first of the warp's partial sectors in its 128-byte line.
 
-    Lanes are naturally aligned (CUDA requires it), so none straddles a sector; lanes
-    storing to the same address count once.
+    A warp storing 32 floats of one column of a row-major matrix leaves 32 sectors in 32
+    lines partly written; a coalesced store 16 bytes off the sectors leaves 2, in 2 lines; an
+    aligned one none. Lanes are naturally aligned (CUDA requires it), so none straddles a
+    sector; lanes storing to the same address count once.
 
     >>> from types import SimpleNamespace as B
+    >>> column = B(address=np.arange(32, dtype=np.uint64)[None] * 4096, size=4,
+    ...            mask=np.ones((1, 32), bool), warps=1)
+    >>> rows, _, first = partial_writes(column)
+    >>> int(rows.size), int(first.sum())
+    (32, 32)
     >>> row = B(address=np.arange(32, dtype=np.uint64)[None] * 4 + 16, size=4,
     ...         mask=np.ones((1, 32), bool), warps=1)
     >>> [a.tolist() for a in partial_writes(row)]
@@ -108,24 +115,6 @@ def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first_of_line = np.ones(rows.size, bool)
     first_of_line[1:] = (rows[1:] != rows[:-1]) | (line[1:] != line[:-1])
     return rows, sectors, first_of_line
-
-
-def partial_parts(batch) -> tuple[np.ndarray, np.ndarray]:
-    """Per warp, the sectors its store covers only in part and the 128-byte lines holding
-    them: two ``(W,)`` arrays (:func:`partial_writes`, counted).
-
-    A warp storing 32 floats of one column of a row-major matrix leaves 32 sectors in 32
-    lines partly written; a coalesced, aligned store leaves none.
-
-    >>> from types import SimpleNamespace as B
-    >>> column = B(address=np.arange(32, dtype=np.uint64)[None] * 4096, size=4,
-    ...            mask=np.ones((1, 32), bool), warps=1)
-    >>> [a.tolist() for a in partial_parts(column)]
-    [[32], [32]]
-    """
-    rows, _, first_of_line = partial_writes(batch)
-    return (np.bincount(rows, minlength=batch.warps),
-            np.bincount(rows[first_of_line], minlength=batch.warps))
 
 
 #: blocks this far apart in launch order start together and, without barriers, store in
@@ -602,6 +591,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             # SASS, issued one after the other)
             warps = pair_keys(bid, a.warp)
             looped = warps.size > PTXAS_UNROLL * distinct(warps).size
+            # (sectors counted from the heap's start, as _lane_sectors counts them)
+            psectors = (psectors - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
             for part, values in zip(partial, (psectors, bid[prows],
                                               np.full(prows.size, a.site),
                                               np.full(prows.size, looped), pfirst),
@@ -621,9 +612,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         t.hot_address_atomics = float(counts.max())
     ld_blocks, ld_sectors = loads.arrays()
     st_blocks, st_sectors = stores.arrays()
-    if partial[0]:  # sectors counted from the heap's start, as _lane_sectors counts them
-        partial[0][:] = [(x - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
-                         for x in partial[0]]
+    if partial[0]:
         merges, lines = out_of_step_writes(*map(np.concatenate, partial), distinct(st_sectors),
                                            sample.counter.classes.get("barrier", 0) > 0,
                                            sample.runs)
