@@ -291,9 +291,16 @@ def compare(path: Path, engine: str = "gpu", device: str = "H100", predictor=Non
     replayer = Replay(device, predictor)
     for region in regions:
         replay(region, replayer)
+    launches = sorted((s for name, s in replayer.seconds if not name.startswith("memcpy")),
+                      reverse=True)
     return {
         "recording": str(path), "engine": engine, "device": device,
-        "summary": summary(regions, skipped), "sequences": sequences(regions),
+        "summary": {**summary(regions, skipped),
+                    "launches_predicted": len(launches),
+                    "slowest_prediction_s": launches[0] if launches else None,
+                    "predictions_over_5s": sum(s > 5 for s in launches)},
+        "prediction_seconds": sorted(replayer.seconds, key=lambda p: -p[1]),
+        "sequences": sequences(regions),
         "named_sequences": named_sequences(regions),
         "regions": [{"lab": r.label, "cell": r.cell, "kind": r.kind, "kernels": r.kernels(),
                      "config": r.config(), "measured_ms": r.measured_ms,
@@ -335,6 +342,10 @@ def main(argv=None) -> int:
           f"{s['pairs_in_order']:.0%}); the issue's sequences in measured order: "
           f"{s['named_sequences_in_order']} of {s['named_sequences']}; "
           f"left out: {s['skipped_lines']}")
+    if s["launches_predicted"]:
+        print(f"CPU time per launch predicted (this machine): {s['launches_predicted']} "
+              f"launches, the slowest {s['slowest_prediction_s']:.1f} s, "
+              f"{s['predictions_over_5s']} over 5 s")
     if options.json:
         Path(options.json).write_text(json.dumps(result, indent=1) + "\n")
     if options.labs_json:

@@ -671,6 +671,10 @@ class _Rows:
                                              self.deferred[shared])
 
     def run(self, events, warps) -> list[tuple[int, int]]:
+        first = warps[0]
+        if (self.pending[warps] == self.pending[first]).all() and \
+                (self.deferred[warps] == self.deferred[first]).all():
+            return self._run_alike(events, warps)
         waits: list = []
         for reads, writes, kind, _, _ in events:
             if kind == FLUSH:
@@ -686,3 +690,15 @@ class _Rows:
             if writes.size:
                 self.pending[np.ix_(warps, writes)] = kind
         return waits
+
+    def _run_alike(self, events, warps) -> list[tuple[int, int]]:
+        """:meth:`run` for warps whose scoreboards are the same (the warps of one path after
+        blocks of a batch took different paths): one row in Python, copied back to them."""
+        row = _Row(0)
+        row.pending, row.deferred = self.pending[warps[0]].tolist(), int(self.deferred[warps[0]])
+        waits = row._run(events)
+        self.pending[warps] = row.pending
+        self.deferred[warps] = row.deferred
+        for kind, n in waits:
+            self.waits[0 if kind == SHARED else 1, warps] += n
+        return [(kind, n * warps.size) for kind, n in waits]

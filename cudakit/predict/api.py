@@ -18,6 +18,8 @@ predicted on the CPU.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import arch
@@ -60,6 +62,16 @@ def _occupancy(device, info, threads: int, shared: int):
         raise LaunchError(f"this launch cannot run on the {device.key}: {exc}") from None
 
 
+@functools.lru_cache(maxsize=8)
+def _emulator_module(source: str, options: tuple[str, ...]):
+    """``source`` compiled for the emulator, once per process: its kernels are decoded when
+    first launched (seconds for lab 12's 240 kB ``sgemm_async``), and the predictions of
+    all its launches share them."""
+    from .. import emu
+
+    return emu.SourceModule(source, options=list(options), no_extern_c=True)
+
+
 def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, args=(),
             shared: int = 0, device: str = "H100") -> Prediction:
     """Predict the time of one launch on ``device`` (``"H100"``, ``"A100"``, ``"C1060"``).
@@ -75,8 +87,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     dev = load(device)
     source = source_of(source_or_kernel)
     grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
-    options = list(getattr(source_or_kernel, "options", ()) or ())
-    module = emu.SourceModule(source, options=options, no_extern_c=True)
+    options = tuple(getattr(source_or_kernel, "options", ()) or ())
+    module = _emulator_module(source, options)
     name = _kernel_name(source_or_kernel, module, kernel_name)
     function = module.get_function(name)  # LaunchError naming the kernels there
     info = find_kernel(module.program.compiled.kernels, function.kernel.mangled)

@@ -34,10 +34,36 @@ def remaining(value, limit, step, lanes=None) -> float:
     return float(left.max()) if left.size else float("nan")
 
 
+def _steps(body, ind) -> list[tuple[int, object]] | None:
+    """How the loop whose instructions are ``body`` steps register ``ind`` per iteration:
+    the ``(sign, operand)`` terms of the chain of ``add``/``sub`` that leads from ``ind``
+    back to its new value (NVVM unrolls ``i += stride`` 4 times as ``t = i + stride; ...;
+    i = t3 + stride``), or None when ``ind`` is not stepped so."""
+    steps = [(k, i) for k, i in enumerate(body) if i.opcode.split(".")[0] in ("add", "sub")]
+    terms, reg, before = [], ind, len(body)
+    for _ in range(len(steps)):
+        k, step = next(((k, i) for k, i in reversed(steps) if k < before
+                        and i.operands[0] == reg), (None, None))
+        if step is None:
+            return None
+        sub = step.opcode.startswith("sub")
+        chained = [j for j in ((1,) if sub else (1, 2)) if step.operands[j] == ind] or \
+            [j for j in ((1,) if sub else (1, 2)) if any(
+                m < k and i.operands[0] == step.operands[j] for m, i in steps)]
+        if not chained:
+            return None
+        j = chained[0]
+        terms.append((-1 if sub else 1, step.operands[3 - j]))
+        if step.operands[j] == ind:
+            return terms
+        reg, before = step.operands[j], k
+    return None
+
+
 def _induction(fr, body):
     """The induction of the loop whose instructions are ``body`` (last one: the branch):
     ``(register, type, values, limits, steps)``, the last three per lane, or None when its
-    ``setp`` does not compare a register stepped by an ``add``/``sub`` in the loop."""
+    ``setp`` does not compare a register stepped by ``add``/``sub`` in the loop."""
     guard = (body[-1].guard or "").lstrip("!")
     setp = next((i for i in reversed(body[:-1]) if i.opcode.startswith("setp")
                  and guard in str(i.operands[0]).split("|")), None)
@@ -45,21 +71,17 @@ def _induction(fr, body):
         return None
     t = split_opcode(setp.opcode)[2][-1]
     a, b = setp.operands[1], setp.operands[2]
-    steps = [(ind, limit, next((i for i in body if i.opcode.split(".")[0] in ("add", "sub")
-                                and i.operands[0] == ind and ind in i.operands[1:]), None))
-             for ind, limit in ((a, b), (b, a))]
-    found = [x for x in steps if x[2] is not None]
+    found = [(ind, limit, terms) for ind, limit in ((a, b), (b, a))
+             if (terms := _steps(body, ind)) is not None]
     if not found:
         return None
-    ind, limit, step = found[0]
-    other = step.operands[2] if step.operands[1] == ind else step.operands[1]
-    sign = -1 if step.opcode.startswith("sub") else 1
+    ind, limit, terms = found[0]
     read = fr.dec.scope.read
 
     def values(op):
         return np.asarray(read(op, t)(fr, ALL)).astype(np.float64)
 
-    return ind, t, values(ind), values(limit), sign * values(other)
+    return ind, t, values(ind), values(limit), sum(sign * values(op) for sign, op in terms)
 
 
 def _loop_left(fr, body) -> float:

@@ -19,6 +19,7 @@ predicted once.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -80,11 +81,13 @@ class Replay:
         self.device = device
         self.predict, self.predict_copy, self.Pointer = predictor
         self.cache: dict[str, object] = {}
+        self.seconds: list[tuple[str, float]] = []  # (operation, CPU s) of each prediction
 
     def op(self, op: dict, sources: dict[str, str], buffers: dict[int, np.ndarray]):
         """The prediction of one operation."""
         key = json.dumps([op, sources.get(op.get("source"), "")], sort_keys=True)
         if key not in self.cache:
+            start = time.perf_counter()
             if op["op"] == "memcpy":
                 pinned = True if op["pinned"] is None else op["pinned"]
                 self.cache[key] = self.predict_copy(op["bytes"], direction=op["direction"],
@@ -97,6 +100,7 @@ class Replay:
                     source, op["kernel"], grid=tuple(op["grid"]), block=tuple(op["block"]),
                     shared=op["shared"], args=self.arguments(op["args"], buffers),
                     device=self.device)
+            self.seconds.append((describe(op), time.perf_counter() - start))
         return self.cache[key]
 
     def host_us(self, op: dict) -> float | None:

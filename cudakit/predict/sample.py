@@ -7,7 +7,11 @@ blocks spread over the grid (the first and the last, then the middle, the quarte
 and scales what they did by total / sampled blocks. Runs of neighbours, rather than single
 blocks, keep the sharing between neighbouring blocks (halos, tiles of one row) that the
 cache model needs. Sampling stops at a thread budget or a time budget, whichever comes
-first; a grid within the thread budget runs in full.
+first: no further launch of runs starts when one as long as the longest so far would end
+past the time budget (a batch whose blocks take different paths, as an SGEMM's interior and
+edge blocks, costs the emulator each path apart), and the sample's memory trace is kept
+within a budget of warp accesses, which the cache model goes through several times. A grid
+within the thread budget runs in full.
 
 A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
 there and extrapolated from the fraction of its loops it completed (:mod:`.progress`). When
@@ -34,7 +38,10 @@ from ..errors import CudakitError, KernelTimeout
 from .progress import fraction_done, issued, loop_done, skip_loop
 
 THREADS = 32768  # threads emulated at most
-SECONDS = 2.5  # emulation time after which no further run starts
+#: memory accesses of warps (trace rows) the sample may gather: the cache model's passes over
+#: them take about as long as the emulation did (a grid-stride loop's blocks trace thousands)
+ROWS = 1 << 18
+SECONDS = 2.5  # emulation time that no further launch of runs may pass (as far as known)
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
 PROBE_TIMEOUT = 30.0  # seconds a block may take when its loops cannot be extrapolated
@@ -78,6 +85,26 @@ class _LoopCutter:
         the cut loops would have issued."""
         so_far = sum(issued(dec, self.counter) for dec in self.functions.values())
         return so_far / (so_far + self.skipped)
+
+
+class _Budget:
+    """The probe block's ``on_timeout``: it runs on, looked at every ``CHECK`` seconds,
+    while it is within the time budget and its trace within ``ROWS`` warp accesses; past
+    either, ``then`` decides (the :class:`_LoopCutter`, or None: the block stops)."""
+
+    CHECK = 0.05
+
+    def __init__(self, trace: Trace, seconds: float, then=None):
+        self.trace, self.until, self.then = trace, time.perf_counter() + seconds, then
+        self.over = False
+
+    def __call__(self, fr) -> bool:
+        if not self.over and time.perf_counter() < self.until and \
+                sum(a.warps for a in self.trace.accesses) < ROWS:
+            fr.b.deadline = time.perf_counter() + self.CHECK
+            return True
+        self.over = True
+        return self.then(fr) if self.then is not None else False
 
 
 def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
@@ -152,8 +179,9 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     for cutting in (True, False):  # without cuts if a cut loop led the block astray
         trace, counter = Trace(), InstructionCounter()
         cutter = _LoopCutter(counter, seconds if cutting else 0.0)
+        watch = _Budget(trace, seconds, cutter if cutting else None)
         try:
-            emulate([(0, first)], timeout=seconds, on_timeout=cutter if cutting else None)
+            emulate([(0, first)], timeout=watch.CHECK, on_timeout=watch)
         except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
             frame = getattr(stop, "frame", None)
             done = fraction_done(frame, counter, cutter.skipped) if frame is not None else None
@@ -174,7 +202,9 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
         return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
     probe = time.perf_counter() - start
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
-    more = max(0, min(affordable, budget - 1, nblocks - 1))
+    traced = sum(a.warps for a in trace.accesses) / first  # rows per block
+    more = max(0, min(affordable, budget - 1, nblocks - 1,
+                      int(ROWS / traced) - 1 if traced else nblocks))
     groups: list[list[tuple[int, int]]] = []
     if more >= nblocks - 1:
         groups = [[(1, nblocks - 1)]] if nblocks > 1 else []
@@ -192,12 +222,14 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
                      if all(g + n <= t or t + m <= g for t, m in taken)]
             taken += extra
             groups.append([(f, c), *extra])
-    ran, together = [], [[(0, 1)]]
-    for k in range(0, len(groups), 2):  # two groups per launch, while time is left
-        if ran and time.perf_counter() - start > seconds:
+    ran, together, longest = [], [[(0, 1)]], probe
+    for k in range(0, len(groups), 2):  # two groups per launch, while one more fits the time
+        if ran and time.perf_counter() - start + longest > seconds:
             break
         launch = [run for group in groups[k:k + 2] for run in group]
+        began = time.perf_counter()
         emulate(launch)
+        longest = max(longest, time.perf_counter() - began)
         ran += launch
         together += groups[k:k + 2]
     done = _merged([(0, 1), *ran])

@@ -98,7 +98,7 @@ def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     [[0, 0], [0, 4], [True, True]]
     """
     none = np.iinfo(np.uint64).max
-    ordered = np.sort(np.where(batch.mask, batch.address, none), axis=1)
+    ordered = _sorted_rows(np.where(batch.mask, batch.address, none))
     live = ordered != none
     new = live.copy()
     new[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]  # a distinct address
@@ -201,12 +201,15 @@ def out_of_step_writes(sector: np.ndarray, block: np.ndarray, site: np.ndarray,
     return (float(merged.sum() * scale), float((merged & first_of_line).sum() * scale))
 
 
-def unfilled_sectors(addresses: np.ndarray, sizes: np.ndarray) -> int:
+def unfilled_sectors(addresses: np.ndarray, sizes: np.ndarray,
+                     written: np.ndarray | None = None) -> int:
     """Sectors the stores leave partly written for good: fewer than 32 of their bytes
     written by the whole trace, with both neighbouring sectors written too (so the gap is
     the kernel's own, not the edge of the sampled blocks). The L2 must read such a sector
     from DRAM to write it back whole: the H100 read 262 MB for 268 MB of sectors that
     got one 4-byte store each (``benchmarks/ncu_probe.py``, ``probe:sector_head_256``).
+    ``written``: the sorted sectors (``address // 32``) the trace writes, when ``addresses``
+    are only the stores into the sectors that may be left partly written.
 
     >>> every_other = np.arange(0, 256, 8, dtype=np.uint64)  # 4 bytes of each 8
     >>> unfilled_sectors(every_other, np.full(every_other.size, 4))
@@ -220,9 +223,10 @@ def unfilled_sectors(addresses: np.ndarray, sizes: np.ndarray) -> int:
     addresses, sizes = addresses[order], sizes[order]
     new = np.r_[True, (addresses[1:] != addresses[:-1]) | (sizes[1:] != sizes[:-1])]
     sector = (addresses // np.uint64(SECTOR)).astype(np.int64)
-    written, index = np.unique(sector, return_inverse=True)
+    distinct_sectors, index = np.unique(sector, return_inverse=True)
     filled = np.bincount(index, weights=np.where(new, sizes, 0))
-    inside = np.isin(written - 1, written) & np.isin(written + 1, written)
+    around = distinct_sectors if written is None else written
+    inside = _member(distinct_sectors - 1, around) & _member(distinct_sectors + 1, around)
     return int(np.count_nonzero((filled < SECTOR) & inside))
 
 
@@ -291,15 +295,37 @@ class Traffic:
     footprint_bytes: float = 0.0
 
 
+def _sorted_rows(values: np.ndarray) -> np.ndarray:
+    """``values`` with each row sorted, in place: only the rows not already in order (a
+    warp's lanes mostly rise lane by lane) are sorted.
+
+    >>> _sorted_rows(np.array([[1, 2, 3], [3, 1, 2]])).tolist()
+    [[1, 2, 3], [1, 2, 3]]
+    """
+    unsorted = np.flatnonzero((values[:, 1:] < values[:, :-1]).any(axis=1))
+    if unsorted.size:
+        values[unsorted] = np.sort(values[unsorted], axis=1)
+    return values
+
+
 def _lane_sectors(batch):
     """The distinct sectors each warp touches: (warp row, sector) pairs, sectors counted
-    from the heap's start (a straddling lane adds its last sector)."""
-    first = batch.address // np.uint64(SECTOR)
-    last = (batch.address + np.uint64(batch.size - 1)) // np.uint64(SECTOR)
+    from the heap's start (a straddling lane adds its last sector).
+
+    Rows whose active lanes' sectors already rise lane by lane (unit-stride and most other
+    coalesced accesses) are taken as they are; only the others are sorted, and the straddling
+    lanes' last sectors join only when there are any.
+    """
+    shift = np.uint64(SECTOR.bit_length() - 1)  # a sector is a power of two bytes
+    first = batch.address >> shift
     none = np.iinfo(np.uint64).max
-    both = np.concatenate([np.where(batch.mask, first, none),
-                           np.where(batch.mask & (last != first), last, none)], axis=1)
-    both.sort(axis=1)
+    both = np.where(batch.mask, first, none)
+    straddles = batch.mask & ((batch.address & np.uint64(SECTOR - 1)) + np.uint64(batch.size)
+                              > np.uint64(SECTOR))
+    if straddles.any():
+        last = (batch.address + np.uint64(batch.size - 1)) >> shift
+        both = np.concatenate([both, np.where(straddles, last, none)], axis=1)
+    both = _sorted_rows(both)
     new = np.ones(both.shape, bool)
     new[:, 1:] = both[:, 1:] != both[:, :-1]
     new &= both != none
@@ -549,7 +575,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     scale = sample.scale
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
-    atomic_addresses, stored, stored_sizes = [], [], []
+    atomic_addresses, stored, stored_sizes, stored_sectors = [], [], [], []
     partial = ([], [], [], [], [])  # per partial write: sector, block, site, looped, first
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
@@ -601,6 +627,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             stores.add(bid[rows], secs)
             stored.append(a.address[a.mask])
             stored_sizes.append(np.full(stored[-1].size, a.size))
+            stored_sectors.append(secs)
         else:  # an atomic reads and writes its sector in L2
             t.global_atomics += float(a.mask.sum())
             t.global_store_requests += requests
@@ -669,9 +696,14 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         rewrites = max(t.global_store_sectors - st_pairs, 0.0)
         far = _beyond_share(st_blocks, st_sectors, st_pairs, share, rewrites, 0.0)
         t.dram_write_bytes += far * block_set_misses(block_set, share) * SECTOR * scale
-    if l2_bytes > 0 and stored and t.dram_write_bytes:  # rule 4: sectors written in part
-        # are read to be written back whole
-        unfilled = unfilled_sectors(np.concatenate(stored), np.concatenate(stored_sizes))
+    if l2_bytes > 0 and partial[0] and t.dram_write_bytes:  # rule 4: sectors written in
+        # part are read to be written back whole; only a sector some warp writes in part can
+        base = np.int64(HEAP_BASE // SECTOR)
+        lanes, sizes = np.concatenate(stored), np.concatenate(stored_sizes)
+        keep = _member((lanes // np.uint64(SECTOR)).astype(np.int64) - base,
+                       distinct(np.concatenate(partial[0])))
+        unfilled = unfilled_sectors(lanes[keep], sizes[keep],
+                                    written=distinct(np.concatenate(stored_sectors)) + base)
         t.dram_read_bytes += unfilled * SECTOR * scale
     for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
                  "global_store_sectors", "global_store_partial_sectors",

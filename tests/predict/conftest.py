@@ -70,6 +70,11 @@ __global__ void grid_sum(const float *a, float *out, int n) {
         s += a[i];
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
+__global__ void saxpy_stride(float a, const float *x, float *y, int n) {
+    int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        y[i] = a * x[i] + y[i];
+}
 __global__ void atomic_sum(const float *a, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(out, a[i]);
@@ -101,6 +106,12 @@ __global__ void uneven(const int *next, int *out) {
     int steps = threadIdx.x < 32 ? 3 : 1;  // warp 0 waits three times, the others once
     for (int k = 0; k < steps; k++) p = next[p];
     out[blockIdx.x * blockDim.x + threadIdx.x] = p;
+}
+__global__ void block_paths(const int *next, int *out, int steps) {
+    int p = threadIdx.x, q = p;
+    // block 0 chases `steps` pointers and leaves the line below with its last load pending
+    for (int k = 0; k < (blockIdx.x == 0 ? steps : 0); k++) q = next[q];
+    out[blockIdx.x * blockDim.x + p] = next[(p + q) % 64];
 }
 __global__ void increment(float *a, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

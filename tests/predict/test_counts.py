@@ -89,6 +89,17 @@ def test_a_block_waits_for_its_slowest_warp(module):
     assert c.slowest == (3.0, 0.0) and c.blocks == 2
 
 
+def test_blocks_of_a_batch_on_different_paths_keep_their_own_waits(module):
+    # one batch of two blocks: block 0 chases two pointers and enters the last line with a
+    # load pending (it waits once in its loop, then for q, then for its store's data),
+    # block 1 skips the loop (it waits only for its store's data)
+    nxt = emu.to_device(np.roll(np.arange(64, dtype=np.int32), -1))
+    out = emu.mem_alloc(2 * 64 * 4)
+    c = run(module, "block_paths", nxt, out, np.int32(2), grid=(2,), block=(64,))
+    assert c.warps == 4 and c.periods == 2 * 3 + 2 * 1
+    assert c.slowest == (2.0, 0.0)
+
+
 def test_a_shared_wait_does_not_end_a_global_one(module):
     # a global and a shared load in flight; the first reader reads only the shared value:
     # its wait (tens of cycles) says nothing of the global load, which is waited for later

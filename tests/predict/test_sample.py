@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cudakit import LaunchError, emu
+from cudakit.predict import sample as sample_module
 from cudakit.predict.sample import plan_runs, run_sample
 from cudakit.predict.traffic import traffic
 
@@ -181,3 +182,37 @@ def test_a_blocks_own_rereads_miss_when_the_resident_blocks_overflow_l2(module):
     got_read, got_write = dram(small, 16)
     assert got_read == pytest.approx(rows * row + reread, rel=0.02)
     assert got_write == pytest.approx(rows * row, rel=0.01)
+
+
+def test_a_grid_stride_loop_nvvm_unrolled_is_extrapolated(module):
+    # NVVM unrolls `i += gridDim.x * blockDim.x` four times (i = t3 + stride at the end of
+    # the body); the induction's step is the chain's sum, so the block is extrapolated
+    n = 1 << 22
+    x, y = emu.to_device(np.ones(n, np.float32)), emu.to_device(np.ones(n, np.float32))
+    sample = run_sample(module.get_function("saxpy_stride"), [np.float32(2), x, y, np.int32(n)],
+                        (1, 1, 1), (256, 1, 1), 0, seconds=0.3)
+    assert 0 < sample.done < 0.5
+    assert sample.counter.classes["st.global"] * sample.scale == pytest.approx(n / 32, rel=0.02)
+
+
+def test_the_trace_stays_within_its_budget_of_warp_accesses(module, monkeypatch):
+    monkeypatch.setattr(sample_module, "ROWS", 1 << 12)
+    n = 1 << 22
+    a = emu.to_device(np.ones(n, np.float32))
+    out = emu.mem_alloc(64 * 256 * 4)
+
+    def rows(s):
+        return sum(batch.warps for batch in s.trace.accesses)
+
+    # one long block, all the time in the world: stopped at the budget and extrapolated
+    one = run_sample(module.get_function("grid_sum"), [a, out, np.int32(n)], (1, 1, 1),
+                     (256, 1, 1), 0, seconds=1e9)
+    assert 0 < one.done < 0.5 and rows(one) < 2 * (1 << 12)
+    assert one.counter.classes["ld.global"] * one.scale == pytest.approx(n / 32, rel=0.02)
+    # 64 blocks of 2 warps over 2^20 floats: 256 loads and a store per warp, 514 accesses a
+    # block, so 7 blocks fit the budget
+    n = 1 << 20
+    many = run_sample(module.get_function("grid_sum"), [a, out, np.int32(n)], (64, 1, 1),
+                      (64, 1, 1), 0, seconds=1e9)
+    assert many.sampled_blocks == 7 and rows(many) == 7 * 2 * 257
+    assert many.counter.classes["ld.global"] * many.scale == pytest.approx(n / 32, rel=0.01)

@@ -1,0 +1,70 @@
+"""The cache model's passes over every warp access: the fast paths give what the plain
+definitions give, on random warps (a sort of every row; every stored lane)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from cudakit.predict import traffic as tr
+
+BASE = tr.HEAP_BASE
+
+
+def warps(rng, kind: str, n: int, size: int) -> SimpleNamespace:
+    """``n`` warps of ``size``-byte lanes: rising, scattered, falling or one column."""
+    lanes = np.arange(32)[None, :]
+    start = rng.integers(0, 1 << 12, (n, 1)) * size
+    address = {"rising": start + size * lanes,
+               "scattered": rng.integers(0, 1 << 14, (n, 32)) * size,
+               "falling": start + size * (31 - lanes),
+               "column": start + 4096 * lanes}[kind]
+    mask = rng.random((n, 32)) < 0.9
+    return SimpleNamespace(address=(BASE + address).astype(np.uint64), mask=mask, size=size,
+                           warps=n)
+
+
+def sectors_by_sorting(batch):
+    """Each warp's distinct sectors, by sorting every row (the definition)."""
+    first = batch.address // np.uint64(tr.SECTOR)
+    last = (batch.address + np.uint64(batch.size - 1)) // np.uint64(tr.SECTOR)
+    rows, sectors = [], []
+    for w in range(batch.warps):
+        m = batch.mask[w]
+        distinct = np.unique(np.concatenate([first[w][m], last[w][m]]))
+        rows += [w] * distinct.size
+        sectors += (distinct - np.uint64(BASE // tr.SECTOR)).astype(np.int64).tolist()
+    return np.array(rows), np.array(sectors)
+
+
+@pytest.mark.parametrize("kind", ["rising", "scattered", "falling", "column"])
+@pytest.mark.parametrize("size", [1, 4, 8, 16])
+def test_lane_sectors_are_each_warps_distinct_sectors(kind, size):
+    batch = warps(np.random.default_rng(size), kind, 50, size)
+    rows, sectors = tr._lane_sectors(batch)
+    want_rows, want_sectors = sectors_by_sorting(batch)
+    assert rows.tolist() == want_rows.tolist() and sectors.tolist() == want_sectors.tolist()
+
+
+def test_a_lane_straddling_two_sectors_counts_both():
+    batch = SimpleNamespace(address=np.array([[BASE + 30]], np.uint64),
+                            mask=np.ones((1, 1), bool), size=4, warps=1)
+    assert tr._lane_sectors(batch)[1].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unfilled_sectors_from_the_partly_written_ones_only(seed):
+    # traffic() passes only the stores into sectors some warp writes in part, with every
+    # written sector for the neighbour test: the count is the one over all stores
+    rng = np.random.default_rng(seed)
+    batches = [warps(rng, kind, 40, 4) for kind in ("rising", "column", "scattered")]
+    lanes = np.concatenate([b.address[b.mask] for b in batches])
+    sizes = np.full(lanes.size, 4)
+    partial = np.concatenate([tr.partial_writes(b)[1] for b in batches]).astype(np.int64)
+    keep = np.isin((lanes // np.uint64(tr.SECTOR)).astype(np.int64), partial)
+    written = np.unique((lanes // np.uint64(tr.SECTOR)).astype(np.int64))
+    everything = tr.unfilled_sectors(lanes, sizes)
+    assert everything > 0
+    assert tr.unfilled_sectors(lanes[keep], sizes[keep], written=written) == everything
