@@ -31,7 +31,7 @@ from .device import load
 from .model import Launch, estimate
 from .result import Prediction
 from .sample import run_sample
-from .sass import shared_waits
+from .sass import shared_waits, stall_cycles
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -119,7 +119,9 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
                     blocks_per_sm=resident, traffic=t,
                     schedule=shared_waits(module.program.compiled.cubin,
-                                          function.kernel.mangled))
+                                          function.kernel.mangled),
+                    stalls=stall_cycles(module.program.compiled.cubin,
+                                        function.kernel.mangled))
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

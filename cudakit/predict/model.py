@@ -17,7 +17,8 @@ literature's, with no constant fitted to the labs' measurements:
   hit (L1, L2, DRAM), once per shared-memory period, and at each ``__syncthreads()``; a
   block's barriers make it wait for its slowest warp, so its periods count; the
   warps resident together overlap their waits, so each round of resident blocks takes at
-  least one warp's chain of waits plus its own issue. This is Hong & Kim's case with too few
+  least one warp's chain of waits plus its own issue, which is no faster than the stall
+  counts ptxas wrote into the SASS allow (:func:`own_path`). This is Hong & Kim's case with too few
   warps to hide the latency; with enough warps a throughput bound is larger.
 * **Waves**: blocks go to the SMs in rounds of (SMs x resident blocks); per-SM terms count the
   busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2 (unless
@@ -67,6 +68,8 @@ PIPES = {"FP32": (("fp32",), "fp32_fma"), "FP64": (("fp64",), "fp64_fma"),
 #: the public bound name of each term that is not one already
 PUBLIC = {"integer": "issue", "integer multiply": "issue", "shuffle": "issue",
           "shared atomics": "atomics"}
+#: the classes whose PTX count is the SASS count (ptxas rewrites integer and control work)
+STALLED = ("fp32", "fp64", "sfu", "ld.global", "st.global", "ld.shared", "st.shared")
 PER_SM = ("issue", "L1/LSU", "shared-memory wavefronts", "FP32", "FP64", "integer",
           "integer multiply", "SFU", "shuffle", "shared atomics", "constant cache")
 
@@ -131,6 +134,7 @@ class Launch:
     blocks_per_sm: int  # resident blocks per SM (occupancy)
     traffic: object  # traffic.Traffic
     schedule: object = None  # sass.SharedWaits of the kernel's SASS, if it could be read
+    stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
 
 
 @dataclass
@@ -170,6 +174,23 @@ def shared_wait(x: Launch, d) -> float:
     return per_load * loads / x.shared_periods
 
 
+def own_path(x: Launch) -> float:
+    """The cycles the warps need to issue their instructions one after the other, summed
+    over warps: at least one per instruction, the dependency chains the emulator's schedule
+    found (``x.cycles``), and the stall counts ptxas gave the kernel's SASS (``x.stalls``:
+    per class, the cycles a warp waits after such an instruction, for the latencies ptxas
+    covers without a scoreboard).
+
+    >>> x = Launch({"fp32": 64, "ld.global": 16}, 80, 90, 1, 0, 0, 0, 0, 1, 1, 1, None,
+    ...            stalls={"fp32": 4.5, "ld.global": 2.0})
+    >>> own_path(x)
+    320.0
+    """
+    stalled = sum(n * ((x.stalls or {}).get(kind, 1.0) if kind in STALLED else 1.0)
+                  for kind, n in x.classes.items() if kind != "free")
+    return max(x.issued, x.cycles, stalled)
+
+
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:
     """Cycles of one round of ``warps`` resident warps on an SM, and what limits it.
 
@@ -185,8 +206,9 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     comp = x.issued / w / d.issue_per_clk_per_sm
     mem, barriers, load = _latency(x, d, dram)
     periods = x.chain_periods + x.chain_shared_periods + x.classes.get("barrier", 0) / w
+    path = own_path(x) / w
     if mem <= 0 or periods <= 0:
-        own = x.cycles / w  # a warp cannot issue faster than its dependencies allow
+        own = path  # a warp cannot issue faster than its dependencies allow
         return (own, "latency") if own > warps * comp else (warps * comp, "issue")
     departure = max(1.0, (t.global_lines + t.local_lines) / w / max(x.chain_periods, 1.0))
     mwp_latency = load / departure
@@ -202,10 +224,10 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     slice_ = comp / periods  # compute between two waits
     # one warp's own path, a lower bound whatever the other warps do: its waits plus the
     # cycles it needs to issue its instructions in order with their dependencies
-    # (issue_cycles, at least one per clock). A warp issues in order, so nothing after the
+    # (:func:`own_path`, at least one per clock). A warp issues in order, so nothing after the
     # first reader of a pending load issues before the load is back: Hong & Kim's single
     # warp alternates mem and comp, and comp is its dependency chain, not its count
-    own = mem + max(x.issued, x.cycles) / w
+    own = mem + path
     in_phase = False
     if barriers > 0:
         # a block with barriers moves in lockstep: none of its warps passes a __syncthreads()
@@ -218,7 +240,7 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # here, as if the other blocks filled its waits, left lab 12's register-tiled matmuls
         # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
         # Compute shows them issuing in 65-83 % of the slots.)
-        block = max(comp * warps, max(x.issued, x.cycles) / w)
+        block = max(comp * warps, path)
         in_phase = mem + block > own
         own = max(own, mem + block)
     if mwp >= warps and cwp >= warps:

@@ -1,5 +1,6 @@
-"""How long a warp waits for its shared-memory loads, from the schedule ptxas made: the SASS
-of the kernel's cubin, read with ``nvdisasm``.
+"""How long a warp waits for its shared-memory loads, and after each instruction, from the
+schedule ptxas made: the SASS of the kernel's cubin, read with ``nvdisasm -hex``
+(:func:`read_waits`, :func:`read_stalls`).
 
 The emulator runs PTX, where each step of an unrolled loop loads from shared memory just
 before the multiply-adds that use the values. ptxas moves some of these loads into the
@@ -15,8 +16,8 @@ instructions issued since the first of them.
 
 Without ``nvdisasm`` (it comes with the CUDA toolkit and in NVIDIA's
 ``nvidia-cuda-nvdisasm`` wheel, a dependency of ``cudakit[lab]``) the model keeps the
-emulator's count. Written by hand: nvdisasm prints SASS, and nothing reads a schedule's
-waits from it.
+emulator's count and its own schedule. Written by hand: nvdisasm prints SASS, and nothing
+reads a schedule's waits or stall counts from it.
 
 >>> listing = '''.text._Z1kPf:
 ...         /*0000*/                   LDS.128 R8, [R2] ;
@@ -39,6 +40,8 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
+
+import numpy as np
 
 #: a function's start: nvdisasm's section label, or cuobjdump's "Function : name"
 _FUNCTION = re.compile(r"^(?:\.text\.(\S+):|Function : (\S+))\s*$")
@@ -120,6 +123,90 @@ def read_waits(listing: str) -> dict[str, SharedWaits]:
     return out
 
 
+_HIGH_WORD = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
+_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+_TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+
+
+#: the emulator's instruction class (:mod:`cudakit.emu.counts`) of a SASS opcode (its base,
+#: before the first dot); all others are integer work
+_SASS_CLASS = {
+    **dict.fromkeys(("FFMA", "FADD", "FMUL", "FMNMX", "FSETP", "FSEL", "FSET", "FCHK",
+                     "HFMA2", "HADD2", "HMUL2", "HSETP2", "HMNMX2"), "fp32"),
+    **dict.fromkeys(("DFMA", "DADD", "DMUL", "DSETP", "DMNMX"), "fp64"),
+    "MUFU": "sfu", **dict.fromkeys(("F2F", "F2I", "I2F", "FRND", "I2FP"), "cvt"),
+    **dict.fromkeys(("SHFL", "VOTE", "MATCH", "REDUX"), "shfl"),
+    **dict.fromkeys(("LDG", "LDGSTS"), "ld.global"), "STG": "st.global",
+    **dict.fromkeys(("LDS", "LDSM"), "ld.shared"), "STS": "st.shared", "LDL": "ld.local",
+    "STL": "st.local", "LDC": "ld.const", "ATOMS": "atom.shared",
+    **dict.fromkeys(("ATOM", "ATOMG", "RED", "REDG"), "atom.global"), "BAR": "barrier",
+    **dict.fromkeys(("BRA", "BRX", "JMP", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "WARPSYNC"),
+                    "branch"),
+    **dict.fromkeys(("IMAD", "IMUL"), "imad"),
+    **dict.fromkeys(("DEPBAR", "LDGDEPBAR", "NOP", "YIELD", "MEMBAR", "FENCE"), "misc"),
+}
+
+
+def read_stalls(listing: str) -> dict[str, dict[str, float]]:
+    r"""Per function of an ``nvdisasm -hex`` listing, per instruction class of the emulator,
+    the cycles that ptxas's stall counts make a warp wait after such an instruction, on
+    average over the instructions of the function's loops (all of them when it has none).
+
+    Each Volta-to-Hopper instruction carries, in bits 105-108 of its 128-bit word, the cycles
+    its warp waits before issuing the next one (Jia et al., "Dissecting the NVIDIA Volta GPU
+    Architecture via Microbenchmarking", 2018, section 2.2): the fixed latencies ptxas covers
+    without a scoreboard. A chain of dependent FADDs gets 4-5 each, a run of independent FFMAs
+    1. On the H100 (``benchmarks/lone_warp.py``) a lone warp ran FFMA loops in their stall
+    sums, and an sgemm-like step in its stall sum plus its shared-memory waits.
+
+    >>> listing = (".text._Z1kPf:\n.L_x_0:\n"
+    ...            "  /*0000*/  FADD R1, R1, R2 ;  /* 0x0000000201017221 */\n"
+    ...            "                               /* 0x000fca0000000000 */\n"
+    ...            "  /*0010*/  BRA `(.L_x_0) ;    /* 0xfffffffc00f87947 */\n"
+    ...            "                               /* 0x000fea000383ffff */\n")
+    >>> read_stalls(listing)
+    {'_Z1kPf': {'fp32': 5.0, 'branch': 5.0}}
+    """
+    functions: dict[str, list] = {}
+    labels: dict[tuple[str, str], int] = {}
+    name = None
+    for line in listing.splitlines():
+        function = _FUNCTION.match(line.strip())
+        if function:
+            name = function.group(1) or function.group(2)
+            functions[name] = []
+            continue
+        if name is None:
+            continue
+        label = _LABEL.match(line)
+        if label:
+            labels[name, label.group(1)] = len(functions[name])
+            continue
+        high = _HIGH_WORD.match(line)
+        if high and functions[name] and functions[name][-1][2] is None:
+            functions[name][-1][2] = max((int(high.group(1), 16) >> 41) & 0xF, 1)
+            continue
+        match = _INSTRUCTION.search(line)
+        if match:
+            target = _TARGET.search(match.group(2))
+            kind = _SASS_CLASS.get(match.group(1).split(".")[0], "int")
+            functions[name].append([kind, target.group(1) if target else None, None])
+    out = {}
+    for name, instructions in functions.items():
+        inside = np.zeros(len(instructions), bool)
+        for k, (_, target, _) in enumerate(instructions):
+            start = labels.get((name, target))
+            if start is not None and start <= k:  # a backward branch: a loop
+                inside[start:k + 1] = True
+        chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
+            if inside.any() else instructions
+        stalls: dict[str, list[int]] = {}
+        for kind, _, stall in chosen:
+            stalls.setdefault(kind, []).append(stall or 1)
+        out[name] = {kind: float(np.mean(v)) for kind, v in stalls.items()}
+    return out
+
+
 def nvdisasm_path() -> str | None:
     """``nvdisasm`` where nvcc would be found (:func:`cudakit.compiler.toolkit_program`)."""
     from ..compiler import toolkit_program
@@ -128,23 +215,32 @@ def nvdisasm_path() -> str | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _module_waits(digest: str, cubin: bytes) -> dict[str, SharedWaits]:
+def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}
+        return {}, {}
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
             f.write(cubin)
         try:
-            done = subprocess.run([tool, path], capture_output=True, text=True, timeout=60,
-                                  check=False)
+            done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
+                                  timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}
-    return read_waits(done.stdout) if done.returncode == 0 else {}
+            return {}, {}
+    if done.returncode != 0:
+        return {}, {}
+    return read_waits(done.stdout), read_stalls(done.stdout)
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
     """The shared waits of kernel ``mangled`` in ``cubin``, or None (no nvdisasm, or no
     such function in its listing)."""
-    return _module_waits(hashlib.sha1(cubin).hexdigest(), cubin).get(mangled)
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[0].get(mangled)
+
+
+def stall_cycles(cubin: bytes, mangled: str) -> dict[str, float] | None:
+    """Per instruction class, the cycles a warp waits after each instruction of kernel
+    ``mangled``'s loops by their stall counts (:func:`read_stalls`), or None (no nvdisasm,
+    or no such function)."""
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[1].get(mangled)

@@ -1,7 +1,8 @@
-"""The shared-memory waits read from ptxas's schedule (``cudakit.predict.sass``): the reading
-rules on listings written by hand, the same waits as ``cuobjdump`` showed on the H100's
-machine for the labs' kernels (``benchmarks/fixtures/h100_sass_waits.json``, made by
-``benchmarks/sass_loads.py``), and the model's use of them."""
+"""The shared-memory waits and the stall counts read from ptxas's schedule
+(``cudakit.predict.sass``): the reading rules on listings written by hand, the same waits as
+``cuobjdump`` showed on the H100's machine for the labs' kernels
+(``benchmarks/fixtures/h100_sass_waits.json``, made by ``benchmarks/sass_loads.py``), the
+stall counts of kernels compiled here, and the model's use of both."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ import pytest
 import cudakit
 from benchmarks.sass_loads import WAITS, sources
 from cudakit.predict import load
-from cudakit.predict.model import Launch, shared_wait
-from cudakit.predict.sass import SharedWaits, nvdisasm_path, read_waits, shared_waits
+from cudakit.predict.model import Launch, own_path, shared_wait
+from cudakit.predict.sass import (
+    SharedWaits,
+    nvdisasm_path,
+    read_stalls,
+    read_waits,
+    shared_waits,
+    stall_cycles,
+)
 from cudakit.predict.traffic import Traffic
 
 
@@ -101,3 +109,48 @@ def test_the_model_takes_the_waits_of_the_schedule_per_period():
     assert shared_wait(_launch(hidden), d) == 0.0
     # shared data read through generic loads (LD, not LDS): the SASS says nothing
     assert shared_wait(_launch(SharedWaits(0, ())), d) == d.shared_latency_cycles
+
+
+STALL_KERNELS = r"""
+__global__ void chain(float *out, int n) {
+    float a = threadIdx.x;
+    for (int i = 0; i < n; ++i) a = a + 1.5f;  // each add waits for the one before
+    out[threadIdx.x] = a;
+}
+__global__ void independent(float *out, int n) {
+    float a[8];
+    for (int j = 0; j < 8; ++j) a[j] = threadIdx.x + j;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < 8; ++j) a[j] = fmaf(a[j], 1.0001f, 0.5f);  // 8 chains side by side
+    float s = 0.0f;
+    for (int j = 0; j < 8; ++j) s += a[j];
+    out[threadIdx.x] = s;
+}
+"""
+
+
+def test_stall_counts_of_a_dependent_chain_and_of_independent_work():
+    assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
+    cubin = cudakit.compile(STALL_KERNELS, options=["-O3"]).cubin
+    chain, independent = (stall_cycles(cubin, name)["fp32"]
+                          for name in ("_Z5chainPfi", "_Z11independentPfi"))
+    # the ALU's latency of 4 cycles, waited out after each add that the next one needs (the
+    # unrolled loop's last add is followed by its counter's work)
+    assert chain >= 3.0
+    assert independent < 1.25  # one FFMA a clock (the H100 measured 92-97 %, lone_warp.py)
+
+
+def test_a_lone_warp_is_no_faster_than_its_stall_counts():
+    listing_ = (".text._Z1kPf:\n.L_x_0:\n"
+                "  /*0000*/  FADD R1, R1, R2 ;  /* 0x0000000201017221 */\n"
+                "                               /* 0x000fca0000000000 */\n"
+                "  /*0010*/  BRA `(.L_x_0) ;    /* 0xfffffffc00f87947 */\n"
+                "                               /* 0x000fea000383ffff */\n")
+    stalls = read_stalls(listing_)["_Z1kPf"]
+    x = Launch(classes={"fp32": 1000, "branch": 10}, issued=1010, cycles=1010, warps=1,
+               periods=0, shared_periods=0, chain_periods=0, chain_shared_periods=0, blocks=1,
+               warps_per_block=1, blocks_per_sm=1, traffic=Traffic(), stalls=stalls)
+    # 5 cycles after each FADD (the stall field, bits 105-108); integer and control work,
+    # which ptxas rewrites, at one a clock
+    assert own_path(x) == 1000 * 5 + 10
+    assert own_path(Launch(**{**vars(x), "stalls": None})) == 1010
