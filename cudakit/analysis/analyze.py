@@ -55,6 +55,17 @@ class Pointer:
     offset_bytes: int = 0
 
 
+def _copy_nonzero(emu, buffer, array: np.ndarray, chunk: int = 1 << 24) -> None:
+    """Copy ``array`` into the new (zeroed) ``buffer``, leaving out its all-zero chunks: a
+    full-size launch predicted on zero-filled gigabyte buffers (``cudakit.predict`` replaying
+    a recording) would otherwise spend seconds writing zeros over zeros."""
+    raw = array.reshape(-1).view(np.uint8)
+    for start in range(0, raw.size, chunk):
+        part = raw[start:start + chunk]
+        if part.any():
+            emu.memcpy_htod(int(buffer) + start, part)
+
+
 def device_args(emu, args, caller: str = "analyze()") -> tuple[list, list]:
     """Launch arguments and the device buffers made for them.
 
@@ -75,7 +86,7 @@ def device_args(emu, args, caller: str = "analyze()") -> tuple[list, list]:
             buffer = made.get(id(value))
             if buffer is None:
                 buffer = made[id(value)] = emu.mem_alloc(max(value.nbytes, 1))
-                emu.memcpy_htod(buffer, np.ascontiguousarray(value))
+                _copy_nonzero(emu, buffer, np.ascontiguousarray(value))
                 buffers.append(buffer)
             out.append(np.uint64(int(buffer) + offset) if offset else buffer)
         elif isinstance(value, np.generic):

@@ -16,7 +16,7 @@ from .. import arch
 from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
 from ..i18n.messages import _
 from .batch import ALL, RESERVED, Batch
-from .memory import HEAP_BASE
+from .memory import HEAP, HEAP_BASE
 from .module import _short
 from .scheduler import Frame, run
 
@@ -178,6 +178,7 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
                    for first in range(0, nblocks, per_batch)]
     else:
         batches = _sampled_batches(_runs(blocks, nblocks), per_batch)
+    HEAP.launching()
     with np.errstate(all="ignore"):
         for first, count in batches:
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,

@@ -48,6 +48,7 @@ class Heap:
         self.arena = np.zeros(1 << 20, np.uint8)
         self._views: dict = {}
         self._top = 0
+        self._written = 0  # arena bytes from here on have never been written: still zero
         self._bases: list[int] = []
         self._allocs: list[Allocation] = []
         self._free: dict[int, int] = {}  # offset -> size of each free range below _top
@@ -72,7 +73,7 @@ class Heap:
             off = self._top
             self._top += rounded
             self._grow(self._top)
-        self.arena[off:off + rounded] = 0
+        self.arena[off:max(min(off + rounded, self._written), off)] = 0  # what was written
         base = HEAP_BASE + off
         i = bisect.bisect(self._bases, base)
         self._bases.insert(i, base)
@@ -109,8 +110,8 @@ class Heap:
         size = self.arena.size
         while size < need:
             size *= 2
-        arena = np.zeros(size, np.uint8)
-        arena[: self.arena.size] = self.arena
+        arena = np.zeros(size, np.uint8)  # the system's zero pages until written
+        arena[:self._written] = self.arena[:self._written]
         self.arena = arena
         self._views.clear()
 
@@ -178,6 +179,11 @@ class Heap:
         raw = np.frombuffer(memoryview(np.ascontiguousarray(data)).cast("B"), np.uint8)
         off = self._check_range(address, raw.size, _("copy to device"))
         self.arena[off:off + raw.size] = raw
+        self._written = max(self._written, off + raw.size)
+
+    def launching(self) -> None:
+        """A kernel is about to run: it may write any live allocation."""
+        self._written = max(self._written, self._top)
 
     def read(self, address: int, nbytes: int) -> np.ndarray:
         """A copy of ``nbytes`` device bytes at ``address``."""

@@ -97,3 +97,43 @@ def test_device_memory_api_roundtrip():
     assert (g.shape, g.dtype, g.size, g.nbytes) == ((10,), np.dtype(np.int32), 10, 40)
     d.free()
     d2.free()
+
+
+def test_memory_handed_out_again_is_zero_and_growth_keeps_what_was_written():
+    # the heap zeroes only what was ever written (a fresh arena is the system's zero pages)
+    # and copies only that when it grows: whatever was written, by a copy or by a kernel,
+    # must come back as zeros once freed, and must survive a growth
+    from cudakit.emu.memory import HEAP_BASE, Heap
+
+    heap = Heap()
+    a = heap.alloc(4096)
+    heap.write(a, np.full(1024, 7, np.int32))
+    heap.free(a)
+    b = heap.alloc(4096)  # the same range, written before: zeroed
+    assert not heap.read(b, 4096).any()
+    heap.write(b, np.arange(1024, dtype=np.int32))
+    c = heap.alloc(64 << 20)  # grows the arena, past everything written
+    assert not heap.read(c, 64 << 20).any()
+    assert (heap.read(b, 4096).view(np.int32) == np.arange(1024)).all()
+    d = heap.alloc(4096)
+    heap.launching()  # a kernel may write any live allocation: here the last one
+    heap.view(np.int32)[(d - HEAP_BASE) // 4:(d - HEAP_BASE) // 4 + 1024] = 9
+    heap.free(d)
+    assert not heap.read(heap.alloc(4096), 4096).any()
+
+
+def test_a_kernel_never_sees_what_a_freed_buffer_held():
+    k = build(r"""
+    __global__ void fill(int *a) { a[threadIdx.x] = 5; }
+    __global__ void copy(const int *a, int *b) { b[threadIdx.x] = a[threadIdx.x]; }""")
+    from cudakit.emu.memory import HEAP
+
+    # above all the process has written so far: only the kernel writes a
+    spacer = emu.mem_alloc(max(HEAP._written - HEAP._top, 0) + 1)
+    a = emu.mem_alloc(256 * 4)
+    k.get_function("fill")(a, grid=(1,), block=(256,))
+    a.free()
+    fresh, out = emu.mem_alloc(256 * 4), emu.mem_alloc(256 * 4)
+    k.get_function("copy")(fresh, out, grid=(1,), block=(256,))
+    assert not emu.from_device(out, (256,), np.int32).any()
+    spacer.free()

@@ -147,6 +147,17 @@ def test_the_same_array_twice_is_one_buffer_and_pointers_offset_into_it():
     assert emu.from_device(buffers[0], (64,), np.float32).tolist() == a.tolist()
 
 
+def test_device_buffers_hold_the_arrays_with_zero_chunks_left_out():
+    from cudakit import emu
+    from cudakit.analysis.analyze import _copy_nonzero
+
+    a = np.zeros(1000, np.int32)
+    a[[0, 517, 999]] = (3, 4, 5)  # chunks of 256 bytes: some all zero, some not
+    buffer = emu.mem_alloc(a.nbytes)
+    _copy_nonzero(emu, buffer, a, chunk=256)
+    assert emu.from_device(buffer, a.shape, a.dtype).tolist() == a.tolist()
+
+
 def test_in_place_kernel_reads_and_writes_one_array():
     a = np.zeros(N, np.float32)
     p = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,),
