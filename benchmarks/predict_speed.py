@@ -3,7 +3,8 @@
 Goal (issue 19): under 5 seconds per launch at the labs' full sizes on the 2-core CI machine.
 The seconds printed are CPU time of the prediction (compile, sampled emulation, model), not
 GPU time; the predicted milliseconds are the model's H100 figure, unchecked here
-(``benchmarks/model.py`` compares them with the H100's measurements)::
+(``benchmarks/model.py`` compares them with the H100's measurements). The first rows are
+launches written here, the last (:data:`RECORDED`) launches of the H100 recording replayed::
 
     python -m benchmarks.predict_speed
 """
@@ -46,6 +47,33 @@ def _launches():
         [body, np.zeros_like(body), np.int32(bodies), np.float32(1e-4)], 16 * 256
 
 
+#: recorded H100 launches (``benchmarks/ncu_probe.py`` selectors) that took longest to predict
+#: in session 15's full run (``benchmarks/model.py`` reports each launch's seconds): a one-block
+#: grid-stride loop, the occupancy sweep's longest loops, lab 12's 240 kB kernel on edge and
+#: interior blocks, a 2 GiB stencil step replayed on zero-filled buffers
+RECORDED = ("00_hello_cuda:saxpy:1x1x1", "01_occupancy:scale1:660x1x1",
+            "12_matmul:sgemm_async:8x8x1", "22_out_of_core:heat2d_rows:512x4096x1")
+
+
+def recorded_rows() -> list[list[str]]:
+    """The :data:`RECORDED` launches replayed as ``benchmarks/model.py`` replays them."""
+    from cudakit.predict.replay import Replay
+
+    from .ncu_probe import lab_launch
+
+    rows = []
+    for selector in RECORDED:
+        op, sources = lab_launch(selector)
+        start = time.perf_counter()
+        p = Replay("H100").op(op, sources, {})
+        seconds = time.perf_counter() - start
+        rows.append([selector, f"{tuple(op['grid'])}", f"{tuple(op['block'])}",
+                     f"{seconds:.2f}", f"{p.counts['blocks_sampled']}/{p.counts['blocks_total']}",
+                     f"{p.ms:.3f}", p.explanation])
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> None:
     rows = []
     for notebook, name, grid, block, args, shared in _launches():
@@ -57,6 +85,7 @@ def main() -> None:
                      f"{p.counts['blocks_sampled']}/{p.counts['blocks_total']}",
                      f"{p.ms:.3f}", p.explanation])
         print(rows[-1], flush=True)
+    rows += recorded_rows()
     print(markdown_table(["kernel", "grid", "block", "CPU s", "blocks emulated",
                           "predicted H100 ms", "why"], rows))
 

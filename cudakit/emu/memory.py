@@ -19,6 +19,8 @@ True
 from __future__ import annotations
 
 import bisect
+import mmap
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +35,34 @@ HEAP_BASE = 0x7F00_0000_0000
 ALIGN = 256
 
 
+#: Linux gives back zero pages for a private anonymous mapping's range after
+#: ``madvise(MADV_DONTNEED)``; elsewhere that advice need not zero, so ranges are written
+_RELEASE = sys.platform.startswith("linux") and hasattr(mmap, "MADV_DONTNEED")
+
+
+def _zeroed_arena(size: int) -> np.ndarray:
+    """``size`` zero bytes, as pages the system maps on first touch (an anonymous mapping on
+    Linux, so that :func:`_zero` can hand pages back)."""
+    if not _RELEASE:
+        return np.zeros(size, np.uint8)
+    return np.frombuffer(mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS),
+                         np.uint8)
+
+
+def _zero(arena: np.ndarray, start: int, stop: int) -> None:
+    """Zero ``arena[start:stop]``: its whole pages handed back to the system where
+    :func:`_zeroed_arena` made it so (a freed gigabyte buffer costs nothing to clear, and no
+    memory until written again), the rest written."""
+    page = mmap.PAGESIZE
+    first, last = -(-start // page) * page, stop // page * page
+    if not _RELEASE or not isinstance(arena.base, mmap.mmap) or last - first < 16 * page:
+        arena[start:stop] = 0
+        return
+    arena[start:first] = 0
+    arena.base.madvise(mmap.MADV_DONTNEED, first, last - first)
+    arena[last:stop] = 0
+
+
 @dataclass
 class Allocation:
     base: int
@@ -45,7 +75,7 @@ class Heap:
     """Global and constant memory of the emulated device (one per process)."""
 
     def __init__(self):
-        self.arena = np.zeros(1 << 20, np.uint8)
+        self.arena = _zeroed_arena(1 << 20)
         self._views: dict = {}
         self._top = 0
         self._written = 0  # arena bytes from here on have never been written: still zero
@@ -73,7 +103,7 @@ class Heap:
             off = self._top
             self._top += rounded
             self._grow(self._top)
-        self.arena[off:max(min(off + rounded, self._written), off)] = 0  # what was written
+        _zero(self.arena, off, max(min(off + rounded, self._written), off))  # what was written
         base = HEAP_BASE + off
         i = bisect.bisect(self._bases, base)
         self._bases.insert(i, base)
@@ -110,7 +140,7 @@ class Heap:
         size = self.arena.size
         while size < need:
             size *= 2
-        arena = np.zeros(size, np.uint8)  # the system's zero pages until written
+        arena = _zeroed_arena(size)  # the system's zero pages until written
         arena[:self._written] = self.arena[:self._written]
         self.arena = arena
         self._views.clear()

@@ -137,3 +137,16 @@ def test_a_kernel_never_sees_what_a_freed_buffer_held():
     k.get_function("copy")(fresh, out, grid=(1,), block=(256,))
     assert not emu.from_device(out, (256,), np.int32).any()
     spacer.free()
+
+
+def test_zeroing_a_range_hands_whole_pages_back_and_writes_the_edges():
+    import mmap
+
+    from cudakit.emu.memory import _zero, _zeroed_arena
+
+    page = mmap.PAGESIZE
+    arena = _zeroed_arena(64 * page)
+    arena[:] = 7
+    _zero(arena, 3, 40 * page + 5)  # 3 bytes into the first page, 5 into the 41st
+    assert (arena[:3] == 7).all() and (arena[40 * page + 5:] == 7).all()
+    assert not arena[3:40 * page + 5].any()
