@@ -49,10 +49,10 @@ def _launches():
 
 #: recorded H100 launches (``benchmarks/ncu_probe.py`` selectors) that took longest to predict
 #: in session 15's full run (``benchmarks/model.py`` reports each launch's seconds): a one-block
-#: grid-stride loop, the occupancy sweep's longest loops, lab 12's 240 kB kernel on edge and
-#: interior blocks, a 2 GiB stencil step replayed on zero-filled buffers
+#: grid-stride loop, the occupancy sweep's longest loops, lab 12's 240 kB kernel (compiled and
+#: decoded first), a 2 GiB stencil step replayed on zero-filled buffers
 RECORDED = ("00_hello_cuda:saxpy:1x1x1", "01_occupancy:scale1:660x1x1",
-            "12_matmul:sgemm_async:8x8x1", "22_out_of_core:heat2d_rows:512x4096x1")
+            "12_matmul:sgemm_async:32x32x1", "22_out_of_core:heat2d_rows:512x4096x1")
 
 
 def recorded_rows() -> list[list[str]]:

@@ -19,6 +19,8 @@ predicted on the CPU.
 from __future__ import annotations
 
 import functools
+import threading
+import time
 
 import numpy as np
 
@@ -30,7 +32,7 @@ from ..kernel import find_kernel
 from .device import load
 from .model import Launch, estimate
 from .result import Prediction
-from .sample import run_sample
+from .sample import SECONDS, run_sample
 from .sass import shared_waits, stall_cycles
 from .traffic import traffic
 
@@ -62,6 +64,11 @@ def _occupancy(device, info, threads: int, shared: int):
         raise LaunchError(f"this launch cannot run on the {device.key}: {exc}") from None
 
 
+#: seconds a prediction should take before its cache model and its SASS reading (up to 2 s
+#: for the largest lab kernels): compiling, decoding and the sample (issue 19's goal: 5 s)
+BUDGET = 3.0
+
+
 @functools.lru_cache(maxsize=8)
 def _emulator_module(source: str, options: tuple[str, ...]):
     """``source`` compiled for the emulator, once per process: its kernels are decoded when
@@ -84,6 +91,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     """
     from .. import emu
 
+    started = time.perf_counter()
     dev = load(device)
     source = source_of(source_or_kernel)
     grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
@@ -93,7 +101,15 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     function = module.get_function(name)  # LaunchError naming the kernels there
     info = find_kernel(module.program.compiled.kernels, function.kernel.mangled)
     values, buffers = device_args(emu, args, "predict()")
-    sample = run_sample(function, values, grid3, block3, int(shared))
+    # compiling and decoding a large kernel (lab 12's 240 kB sgemm_async: 1.3 s) comes out of
+    # the sample's time, down to half of it, so that a prediction stays within its budget
+    spent = time.perf_counter() - started
+    cubin, mangled = module.program.compiled.cubin, function.kernel.mangled
+    reading = threading.Thread(target=shared_waits, args=(cubin, mangled), daemon=True)
+    reading.start()  # nvdisasm reads the SASS while the sample runs (it is cached)
+    sample = run_sample(function, values, grid3, block3, int(shared),
+                        seconds=min(SECONDS, max(SECONDS / 2, BUDGET - spent)))
+    reading.join()
     threads = block3[0] * block3[1] * block3[2]
     o = _occupancy(dev, info, threads, int(shared))
     if o.active_blocks_per_sm < 1:
@@ -118,10 +134,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     chain_shared_periods=slowest_shared / sample.done,
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
                     blocks_per_sm=resident, traffic=t,
-                    schedule=shared_waits(module.program.compiled.cubin,
-                                          function.kernel.mangled),
-                    stalls=stall_cycles(module.program.compiled.cubin,
-                                        function.kernel.mangled))
+                    schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled))
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,
