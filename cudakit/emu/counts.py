@@ -188,11 +188,15 @@ def _kind(ins) -> int:
 #: ``fp32_latency_cycles`` and ``fp64_latency_cycles`` of ``benchmarks/microbench.py``); the
 #: SFU's 39: ``rsqrtf`` as nvcc builds it (MUFU.RSQ and its range fix-ups), measured on the
 #: H100 (``sfu_latency_cycles``); its ``.ftz`` forms are the bare MUFU, 17 cycles
-#: (:data:`SFU_FTZ`, ``sfu_ftz_latency_cycles``); conversions and shuffles at the ALU's 4, a
-#: lower bound. Loads are not here: their waits are the memory periods.
-DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 39, "shfl": 4, "fp64": 8,
+#: (:data:`SFU_FTZ`, ``sfu_ftz_latency_cycles``), and ``__sinf``/``__cosf`` (FMUL and
+#: MUFU.SIN) 23 (:data:`SFU_SINCOS`); a shuffle 26 (a chain of ``__shfl_xor_sync`` and an
+#: FADD took 30.2 cycles a step against 4.3 for the FADD alone, ``benchmarks/stall_chains.py``,
+#: ``fixtures/h100_stall_chains.json``); conversions at the ALU's 4, a lower bound. Loads are
+#: not here: their waits are the memory periods.
+DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 39, "shfl": 26, "fp64": 8,
              "branch": 1, "misc": 1, "barrier": 1}
 SFU_FTZ = 17
+SFU_SINCOS = 23
 
 #: issue-to-result cycles of whole expansions (:data:`_EXPANDED`), measured on the H100 by
 #: ``benchmarks/microbench.py`` (``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_latency_cycles``:
@@ -325,8 +329,9 @@ def _schedule(instructions, fused_muls, ready: dict, start: int) -> int:
             t = max(t + n, done - DEPENDENT["fp32"] + 1)
         else:
             cls = instruction_class(ins.opcode, ins.operands)
-            ftz = cls == "sfu" and ".ftz" in ins.opcode
-            done = t + (SFU_FTZ if ftz else DEPENDENT.get(cls, 0))
+            sfu = ins.opcode.split(".")[0] if cls == "sfu" else ""
+            done = t + (SFU_SINCOS if sfu in ("sin", "cos") else
+                        SFU_FTZ if sfu and ".ftz" in ins.opcode else DEPENDENT.get(cls, 0))
             t += 1
         for w in writes:
             ready[w] = done

@@ -16,11 +16,14 @@ from cudakit.emu.counts import (
     EXPANSION_LATENCY,
     PTXAS_UNROLL,
     SFU_FTZ,
+    SFU_SINCOS,
     InstructionCounter,
     instruction_class,
 )
 
 from .conftest import SOURCE
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +173,15 @@ def test_latencies_are_the_h100_measurements():
     for key, constant in pairs.items():
         assert abs(measured[key] - constant) <= 1, key
     assert 4 <= measured["fp32_latency_cycles"] <= 5  # 4 and a loop's overhead per 8
+
+
+def test_shuffle_and_sine_latencies_are_the_h100_chains():
+    # benchmarks/stall_chains.py: 8 dependent steps a trip, one warp per scheduler; a step of
+    # the shuffle chain is a shuffle and an FADD, of the sine chain one __sinf
+    chains = {c["kernel"]: c["cycles_per_trip"] / 8 for c in json.loads(
+        (ROOT / "benchmarks" / "fixtures" / "h100_stall_chains.json").read_text())["chains"]}
+    assert abs(chains["shfl_chain"] - chains["fadd_chain"] - DEPENDENT["shfl"]) <= 1
+    assert abs(chains["sin_chain"] - SFU_SINCOS) <= 1
 
 
 def test_classes_of_opcodes():
