@@ -125,3 +125,43 @@ def test_shape_probe_launches_have_their_h100_times():
     stored = json.loads(shape_probe.FIXTURE.read_text())["launches"]
     names = [launch.name for launch in shape_probe.launches()]
     assert len(names) == len(set(names)) and set(names) <= set(stored)
+
+
+def test_stall_chains_compute_their_chains_and_have_their_h100_times():
+    """``benchmarks/stall_chains.py``: each kernel runs 8 dependent steps a trip (checked
+    against NumPy on the emulator, 2 trips), and every kernel has its stored H100 time."""
+    import json
+
+    import numpy as np
+
+    from benchmarks import stall_chains
+    from cudakit import emu
+
+    module = emu.SourceModule(stall_chains.SRC, options=["-O3"], no_extern_c=True)
+    t, b, steps = np.arange(64), np.float32(1.5), 16
+
+    def chain(start, step):
+        value = start
+        for _ in range(steps):
+            value = step(value)
+        return value
+
+    f32 = np.float32
+    want = {
+        "fadd_chain": chain(t.astype(f32), lambda a: a + b),
+        "fadd_two": chain(t.astype(f32), lambda a: a + b)
+        + chain(t.astype(f32) + 1, lambda a: a + b),
+        "fmul_fadd": chain(t.astype(f32), lambda a: a * b + f32(0.5)),
+        "iadd_chain": chain(t.astype(np.int32), lambda x: (x + 1) ^ 3).astype(f32),
+        "imad_chain": chain(t.astype(np.int32), lambda x: x * 3 + 7).astype(f32),
+        "dfma_chain": chain(t.astype(np.float64), lambda d: d * 1.5 + 0.25).astype(f32),
+        "shfl_chain": chain(t.astype(f32) * b, lambda a: a[t ^ 1] + 1),
+        "sin_chain": chain(t.astype(f32) * b, np.sin).astype(f32),
+    }
+    for name, expected in want.items():
+        out = np.zeros(64, np.float32)
+        module.get_function(name)(emu.Out(out), emu.Out(np.zeros(2, np.int64)), np.int32(2), b,
+                                  grid=(1, 1, 1), block=(64, 1, 1))
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5, err_msg=name)
+    stored = json.loads(stall_chains.FIXTURE.read_text())["chains"]
+    assert [c["kernel"] for c in stored] == list(stall_chains.KERNELS)
