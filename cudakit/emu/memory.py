@@ -49,17 +49,24 @@ def _zeroed_arena(size: int) -> np.ndarray:
                          np.uint8)
 
 
+def _mapping(arena: np.ndarray) -> mmap.mmap | None:
+    """The anonymous mapping under an arena of :func:`_zeroed_arena`, or None."""
+    owner = getattr(arena.base, "obj", arena.base)  # np.frombuffer keeps a memoryview
+    return owner if _RELEASE and isinstance(owner, mmap.mmap) else None
+
+
 def _zero(arena: np.ndarray, start: int, stop: int) -> None:
     """Zero ``arena[start:stop]``: its whole pages handed back to the system where
     :func:`_zeroed_arena` made it so (a freed gigabyte buffer costs nothing to clear, and no
     memory until written again), the rest written."""
     page = mmap.PAGESIZE
     first, last = -(-start // page) * page, stop // page * page
-    if not _RELEASE or not isinstance(arena.base, mmap.mmap) or last - first < 16 * page:
+    mapping = _mapping(arena)
+    if mapping is None or last - first < 16 * page:
         arena[start:stop] = 0
         return
     arena[start:first] = 0
-    arena.base.madvise(mmap.MADV_DONTNEED, first, last - first)
+    mapping.madvise(mmap.MADV_DONTNEED, first, last - first)
     arena[last:stop] = 0
 
 
@@ -131,6 +138,9 @@ class Heap:
             size += self._free.pop(off + size)
         if off + size == self._top:
             self._top = off
+            if _RELEASE and self._written > off:  # give the pages above the top back now:
+                _zero(self.arena, off, self._written)  # a later growth need not copy them
+                self._written = off
         else:
             self._free[off] = size
 

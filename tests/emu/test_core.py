@@ -141,11 +141,14 @@ def test_a_kernel_never_sees_what_a_freed_buffer_held():
 
 def test_zeroing_a_range_hands_whole_pages_back_and_writes_the_edges():
     import mmap
+    import sys
 
-    from cudakit.emu.memory import _zero, _zeroed_arena
+    from cudakit.emu.memory import _mapping, _zero, _zeroed_arena
 
     page = mmap.PAGESIZE
     arena = _zeroed_arena(64 * page)
+    # on Linux the arena is an anonymous mapping whose pages madvise hands back
+    assert (_mapping(arena) is not None) == sys.platform.startswith("linux")
     arena[:] = 7
     _zero(arena, 3, 40 * page + 5)  # 3 bytes into the first page, 5 into the 41st
     assert (arena[:3] == 7).all() and (arena[40 * page + 5:] == 7).all()
