@@ -194,3 +194,16 @@ def lab_constant(notebook: str, name: str) -> int:
     if len(found) != 1:
         raise LookupError(f"{notebook}: constant {name} defined as {sorted(found) or 'nothing'}")
     return found.pop()
+
+
+def predicted_cycles_per_trip(module, kernel: str, threads: int, args: list, iters: int,
+                              blocks: int = 132):
+    """``(cycles, prediction)``: the H100 clock cycles per loop trip the model predicts for a
+    probe timed with ``clock64`` around its loop of ``iters`` trips (``lone_warp``,
+    ``stall_chains``): its time less a launch's fixed cost, at the model's clock."""
+    import cudakit
+    from cudakit.predict import load
+
+    p = cudakit.predict(module, kernel, grid=(blocks,), block=(threads,), args=args)
+    seconds = (p.ms - p.breakdown.get("launch", 0.0)) * 1e-3
+    return seconds * load("H100").clock_hz / iters, p

@@ -151,21 +151,20 @@ def main():
 def predict() -> str:
     """Cycles per loop trip measured (the stored run of session 12) against the model's
     prediction of the same launch on the H100, as a table."""
-    from cudakit.predict import load
+    from .common import predicted_cycles_per_trip  # (nbformat: not on the GPU machine)
 
     measured = json.loads(FIXTURE.read_text())["issue"]
     module = cudakit.compile(SRC, options=["-O3"])
-    clock = load("H100").clock_hz
     rows = ["| kernel | warps per scheduler | measured cycles per trip | predicted | error "
             "| bound |",
             "|---|---|---|---|---|---|"]
     for run in measured:
         iters = max(2, (1 << 22) // run["body_src"])
         threads = 128 * run["warps_per_sched"]
-        p = cudakit.predict(module, run["kernel"], grid=(132,), block=(threads,),
-                            args=[np.zeros(132 * threads, np.float32),
-                                  np.zeros(132 * threads // 32, np.int64), np.int32(iters)])
-        cycles = (p.ms - p.breakdown.get("launch", 0.0)) * 1e-3 * clock / iters
+        cycles, p = predicted_cycles_per_trip(
+            module, run["kernel"], threads, [np.zeros(132 * threads, np.float32),
+                                             np.zeros(132 * threads // 32, np.int64),
+                                             np.int32(iters)], iters)
         rows.append(f"| {run['kernel']} | {run['warps_per_sched']} | {run['cycles_per_trip']:.0f} "
                     f"| {cycles:.0f} | {(cycles / run['cycles_per_trip'] - 1) * 100:+.0f}% | "
                     f"{p.bound} |")

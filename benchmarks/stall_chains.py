@@ -107,11 +107,12 @@ def predict() -> str:
     """The model's cycles per trip, with and without the stall counts, against the fixture."""
     from unittest import mock
 
-    from cudakit.predict import api, load
+    from cudakit.predict import api
+
+    from .common import predicted_cycles_per_trip  # (nbformat: not on the GPU machine)
 
     measured = json.loads(FIXTURE.read_text())["chains"]
     module = cudakit.compile(SRC, options=["-O3"])
-    clock = load("H100").clock_hz
     rows = ["| kernel | measured cycles per trip | predicted | error | without stall counts |"
             " error |", "|---|---|---|---|---|---|"]
     sms = 132
@@ -119,8 +120,7 @@ def predict() -> str:
             np.int32(ITERS), np.float32(1.0001)]
 
     def cycles(name: str) -> float:
-        p = cudakit.predict(module, name, grid=(sms,), block=(THREADS,), args=args)
-        return (p.ms - p.breakdown.get("launch", 0.0)) * 1e-3 * clock / ITERS
+        return predicted_cycles_per_trip(module, name, THREADS, args, ITERS, sms)[0]
 
     for run in measured:
         with_stalls = cycles(run["kernel"])
