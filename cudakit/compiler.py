@@ -77,6 +77,9 @@ class CompiledModule:
     log: str
     kernels: dict[str, KernelInfo]
     cache_hit: bool = False
+    #: the ``__global__`` functions as the source defines them (after the preprocessor where
+    #: macros write them), name -> parameters
+    source_params: dict[str, list[Param]] = field(default_factory=dict)
 
     @property
     def compute_capability(self) -> tuple[int, int]:
@@ -305,14 +308,74 @@ def format_errors(log: str, filename: str, source: str, name: str) -> tuple[str,
     return "\n".join([head, *out]), diagnostics
 
 
-def _kernels(source: str, usage: dict[str, dict], arch: str) -> dict[str, KernelInfo]:
-    from_source = parse_kernels(source)
+def source_filename(name: str) -> str:
+    """The file nvcc compiles a source named ``name`` as (what its messages and PTX name).
+
+    >>> source_filename("my kernel")
+    'my_kernel.cu'
+    """
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".cu"
+
+
+_ENTRY = re.compile(r"^[ \t]*(?:\.\w+[ \t]+)*\.entry[ \t]+([\w$]+)", re.M)
+_ATTRIBUTE = re.compile(r"__attribute__\(\((global|device|host|shared|constant|managed)\)\)")
+
+
+def preprocessed(source: str, options=(), arch: str = DEFAULT_ARCH,
+                 filename: str = "kernel.cu") -> str | None:
+    """``source`` after nvcc's preprocessor, its own lines only (no header's), with CUDA's
+    keywords spelled as in source: what the kernel finder reads when macros write the
+    kernels. None when the preprocessor fails (then nvcc's own error follows at compile).
+
+    >>> print(preprocessed("#define K(n) __global__ void n(int *o)\\nK(one) { *o = 1; }").strip())
+    __global__ void one(int *o) { *o = 1; }
+    """
+    nvcc = nvcc_path()
+    with tempfile.TemporaryDirectory(prefix="cudakit-") as tmp:
+        (Path(tmp) / filename).write_text(source)
+        result = subprocess.run([nvcc, "-E", *_toolkit_flags(nvcc), f"-arch={arch}", *options,
+                                 filename], cwd=tmp, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        return None
+    own, keep = [], False
+    for line in result.stdout.splitlines():
+        marker = re.match(r'#\s*\d+\s+"([^"]*)"', line)
+        if marker:
+            keep = os.path.basename(marker.group(1)) == filename
+        elif keep:
+            own.append(line)
+    return _ATTRIBUTE.sub(r"__\1__", "\n".join(own))
+
+
+def _source_params(source: str, data: dict, key: str, options, arch: str, filename: str):
+    """The kernels ``source`` defines, name -> parameters: parsed from the text, or from the
+    preprocessed text when the PTX has entries the text does not show (kept in ``data``)."""
+    found = parse_kernels(source)
+    entries = _ENTRY.findall(data.get("ptx") or "")
+    if all(_plain(m) in found or m in found for m in entries):
+        return found
+    if "expanded" not in data:
+        data["expanded"] = preprocessed(source, options, arch, filename)
+        _store(key, data)
+    return parse_kernels(data["expanded"]) if data["expanded"] else found
+
+
+def _plain(mangled: str) -> str:
+    return split_demangled(demangle(mangled))[0].split("<", 1)[0]
+
+
+def _kernels(ptx: str | None, from_source: dict, usage: dict[str, dict],
+             arch: str) -> dict[str, KernelInfo]:
+    entries = set(_ENTRY.findall(ptx or ""))
     kernels = {}
     for mangled, numbers in usage.items():
         short, _ = split_demangled(demangle(mangled))
         plain = short.split("<", 1)[0]
-        if plain not in from_source and mangled not in from_source:
-            continue  # a __device__ function ptxas also listed (e.g. with -rdc)
+        known = plain in from_source or mangled in from_source
+        # an entry the source parser missed still has its types in a C++ symbol; a function
+        # ptxas lists that is not an entry is a __device__ one (e.g. with -rdc)
+        if not known and not (mangled in entries and mangled.startswith("_Z")):
+            continue
         params = params_from_mangled(mangled, from_source.get(plain) or from_source.get(mangled))
         kernels[short] = KernelInfo(name=short, mangled=mangled, params=params, **numbers)
     return kernels
@@ -344,7 +407,7 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
     if cached is not None:
         return _module(source, name, arch, options, cached, cache_hit=True)
 
-    filename = re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".cu"
+    filename = source_filename(name)
     with tempfile.TemporaryDirectory(prefix="cudakit-") as tmp:
         path = Path(tmp) / filename
         path.write_text(source)
@@ -380,6 +443,8 @@ def compile(  # noqa: A001 - the natural name, as in PyCUDA's compiler module
 
 
 def _module(source, name, arch, options, data, cache_hit) -> CompiledModule:
+    params = _source_params(source, data, _cache_key(source, options, arch), options, arch,
+                            source_filename(name))
     return CompiledModule(
         source=source,
         name=name,
@@ -388,8 +453,9 @@ def _module(source, name, arch, options, data, cache_hit) -> CompiledModule:
         cubin=data["cubin"],
         ptx=data.get("ptx"),
         log=data.get("log", ""),
-        kernels=_kernels(source, data["usage"], arch),
+        kernels=_kernels(data.get("ptx"), params, data["usage"], arch),
         cache_hit=cache_hit,
+        source_params=params,
     )
 
 

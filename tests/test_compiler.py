@@ -78,6 +78,49 @@ def test_parameters_have_names_and_exact_types(module):
     assert module.kernels["tile_copy"].mangled == "tile_copy"
 
 
+MACRO_SOURCE = r"""
+#define CHAIN(name, op)                                              \
+    __global__ void name(float *out, int steps) {                    \
+        float x = threadIdx.x;                                       \
+        for (int i = 0; i < steps; i++) x = x op 2.0f;               \
+        out[threadIdx.x] = x;                                        \
+    }
+CHAIN(add_chain, +)
+CHAIN(mul_chain, *)
+#define KERNEL(name) extern "C" __global__ void name(int *flag, short tag)
+KERNEL(mark) { *flag = tag; }
+__global__ void plain(double *x) { x[threadIdx.x] = 1.0; }
+"""
+
+
+def test_kernels_written_by_macros_are_listed_with_names_and_types(monkeypatch):
+    module = cudakit.compile(MACRO_SOURCE, name="macros")
+    assert set(module.kernels) == {"add_chain", "mul_chain", "mark", "plain"}
+    assert [str(p) for p in module.kernels["mul_chain"].params] == ["float *out", "int steps"]
+    # an extern "C" symbol carries no types: they come from the preprocessed source
+    assert [str(p) for p in module.kernels["mark"].params] == ["int *flag", "short tag"]
+
+    def no_nvcc(*args, **kwargs):
+        raise AssertionError(f"nvcc ran again for an unchanged source: {args[0]}")
+
+    with monkeypatch.context() as patch:  # the preprocessed text is cached with the cubin
+        patch.setattr(cudakit.compiler.subprocess, "run", no_nvcc)
+        again = cudakit.compile(MACRO_SOURCE, name="macros")
+    assert again.cache_hit and again.kernels == module.kernels
+
+
+def test_kernels_written_by_macros_run_on_the_emulator(monkeypatch):
+    import numpy as np
+
+    from cudakit import cuda
+
+    monkeypatch.setenv("CUDAKIT_BACKEND", "emu")
+    kernels = cudakit.load(MACRO_SOURCE, name="macros")
+    out = np.zeros(32, np.float32)
+    kernels["mul_chain"](cuda.InOut(out), np.int32(3), grid=(1,), block=(32,))
+    np.testing.assert_array_equal(out, np.arange(32, dtype=np.float32) * 8)
+
+
 def test_spills_are_reported():
     source = r"""
     __global__ void spill(float *x, int k) {

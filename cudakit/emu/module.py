@@ -16,7 +16,7 @@ import numpy as np
 from .. import compiler
 from ..errors import CompileError, KernelFaultError, LaunchError, UnsupportedError
 from ..i18n.messages import _
-from ..signature import demangle, params_from_mangled, parse_kernels, split_demangled
+from ..signature import demangle, params_from_mangled, split_demangled
 from .batch import SharedSymbol, Site
 from .decode import Decoded, decode_function
 from .frontend import parse_ptx
@@ -49,7 +49,7 @@ class Program:
         self._shared: dict[str, int] = {}
         self._fn_offsets: dict[str, dict[str, int]] = {}
         self._place_variables()
-        self._source_params = parse_kernels(source)
+        self._source_params = self.compiled.source_params
 
     def _compile(self) -> None:
         """nvcc -> PTX -> parsed module, with the template instances asked for so far."""
@@ -58,8 +58,7 @@ class Program:
             for k, inst in enumerate(self.instances))
         compiled = compiler.compile(text, self.options, arch=ARCH, name=self.name, ptx=True)
         self.compiled = compiled
-        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name) + ".cu"
-        self.module = parse_ptx(compiled.ptx or "", filename)
+        self.module = parse_ptx(compiled.ptx or "", compiler.source_filename(self.name))
         self.kernels = {n: f for n, f in self.module.functions.items() if f.entry}
         self._decoded = {}
 
