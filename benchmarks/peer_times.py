@@ -26,6 +26,7 @@ import argparse
 import json
 import statistics
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -415,14 +416,17 @@ def record(path: str, repeat: int = 20, batch: int = 10,
 
 
 def _predict(launch: Launch):
-    """The model's prediction of ``launch`` on its inputs."""
+    """The model's prediction of ``launch`` on its inputs, and the seconds it took (compiling
+    included, as a participant waits for it; making the inputs not)."""
     import cudakit
 
     host = launch.inputs(np.random.default_rng(5))
+    start = time.perf_counter()
     source = cudakit.compile(launch.source, options=launch.options) if launch.options \
         else launch.source
-    return cudakit.predict(source, launch.kernel, grid=launch.grid, block=launch.block,
-                           args=host, shared=launch.shared)
+    p = cudakit.predict(source, launch.kernel, grid=launch.grid, block=launch.block,
+                        args=host, shared=launch.shared)
+    return p, time.perf_counter() - start
 
 
 def predict_first(path: Path, launches: list[Launch]) -> None:
@@ -430,7 +434,7 @@ def predict_first(path: Path, launches: list[Launch]) -> None:
     GPU has timed it: what a held-out check compares later."""
     stored = json.loads(path.read_text())
     for launch in launches:
-        p = _predict(launch)
+        p, _ = _predict(launch)
         stored["launches"].setdefault(launch.name, {})["predicted_blind_ms"] = p.ms
         print(f"{launch.name:40s} {p.ms:.4f} ms predicted ({p.bound})", flush=True)
     path.write_text(json.dumps(stored, indent=1) + "\n")
@@ -442,18 +446,21 @@ def compare(path: Path = FIXTURE, launches: list[Launch] | None = None) -> list[
     stored = json.loads(path.read_text())["launches"]
     rows = []
     for launch in launches or LAUNCHES:
-        p = _predict(launch)
+        p, seconds = _predict(launch)
         measured = stored[launch.name]["ms"]
         rows.append({"name": launch.name, "measured_ms": measured, "predicted_ms": p.ms,
-                     "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound})
+                     "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound,
+                     "seconds": seconds})
         blind = stored[launch.name].get("predicted_blind_ms")
         before = "" if blind is None else f" (blind: {(blind / measured - 1) * 100:+.0f}%)"
         print(f"| {launch.name} | {measured:.4f} | {p.ms:.4f} | {rows[-1]['error_pct']:+.0f}%"
-              f"{before} | {p.bound} |", flush=True)
+              f"{before} | {p.bound} | {seconds:.1f} |", flush=True)
     errors = [abs(r["error_pct"]) for r in rows]
     within = sum(e <= 30 for e in errors)
+    slowest = max(rows, key=lambda r: r["seconds"])
     print(f"\n{len(rows)} launches: median |error| {statistics.median(errors):.1f}%, "
-          f"within +-30%: {within} of {len(rows)}")
+          f"within +-30%: {within} of {len(rows)}; slowest prediction {slowest['seconds']:.1f} s "
+          f"({slowest['name']})")
     return rows
 
 
@@ -476,7 +483,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.record:
         record(args.record, launches=launches)
     else:
-        print("| launch | H100 ms | predicted ms | error | bound |\n|---|---|---|---|---|")
+        print("| launch | H100 ms | predicted ms | error | bound | prediction s |\n"
+              "|---|---|---|---|---|---|")
         compare(launches=launches)
 
 

@@ -149,9 +149,14 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         "blocks_sampled": sample.sampled_blocks, "blocks_total": sample.total_blocks,
         "sample_seconds": sample.seconds,
     }
-    return Prediction(e.seconds * 1e3, e.bound, e.explanation,
+    text = e.explanation
+    if not sample.finished:
+        text = (f"a lower bound: a block still ran after {sample.seconds:.1f} s of emulation "
+                f"and no loop counter told how far it had got; {text}")
+    return Prediction(e.seconds * 1e3, e.bound, text,
                       {k: v * 1e3 for k, v in e.breakdown.items()}, counts, o.occupancy,
-                      e.waves, dev.key, f"{info.name}<<<{grid3}, {block3}>>>")
+                      e.waves, dev.key, f"{info.name}<<<{grid3}, {block3}>>>",
+                      lower_bound=not sample.finished)
 
 
 _COPY = {("htod", True): "h2d_pinned", ("htod", False): "h2d_pageable",

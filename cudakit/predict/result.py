@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 class Prediction:
     """``ms`` predicted; ``bound`` the term that decides it; ``breakdown`` each term in ms;
     ``counts`` what the emulator counted (scaled to the whole launch); ``occupancy`` the
-    resident warps over the SM's maximum; ``waves`` blocks over (SMs x resident blocks)."""
+    resident warps over the SM's maximum; ``waves`` blocks over (SMs x resident blocks);
+    ``lower_bound``: the launch takes at least ``ms`` (a sampled block did not finish)."""
 
     ms: float
     bound: str
@@ -27,9 +28,12 @@ class Prediction:
     waves: float = 0.0
     device: str = "H100"
     what: str = ""
+    lower_bound: bool = False
 
     def __str__(self) -> str:
-        return f"{self.what} on {self.device}: {self.ms:.3f} ms predicted ({self.explanation})"
+        least = "at least " if self.lower_bound else ""
+        return (f"{self.what} on {self.device}: {least}{self.ms:.3f} ms predicted "
+                f"({self.explanation})")
 
     def __repr__(self) -> str:
         lines = [str(self)]

@@ -16,8 +16,10 @@ within the thread budget runs in full.
 A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
 there and extrapolated from the fraction of its loops it completed (:mod:`.progress`). When
 another loop follows the one it is in (a thread making three passes over a long row), that
-loop is cut short instead and the block runs on, each later loop cut at the same part of its
-iterations, so that every pass is counted at one scale.
+loop is cut short at a quarter of the budget instead and the block runs on, each later loop
+cut at the same part of its iterations, so that every pass is counted at one scale. A block
+whose loops do not tell how far they got (a ``while`` on a value that is not a counter) runs
+on a little longer, then stops: what it did is then a lower bound, and the prediction says so.
 
 Hand-written: sampling a GPU launch by blocks is specific to this emulator.
 
@@ -32,52 +34,70 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
 from ..errors import CudakitError, KernelTimeout
 from .progress import fraction_done, issued, loop_done, skip_loop
 
 THREADS = 32768  # threads emulated at most
-#: memory accesses of warps (trace rows) the sample may gather: the cache model's passes over
-#: them take about as long as the emulation did (a grid-stride loop's blocks trace thousands)
-ROWS = 1 << 18
+#: 32-byte sectors the sample's memory trace may touch, counted per warp access (a warp's
+#: coalesced float load touches 4, a scattered one 32): the cache model's passes go through
+#: them, and take about as long as the emulation did (a grid-stride loop's blocks trace
+#: thousands of accesses each)
+SECTORS = 1 << 20
 SECONDS = 2.5  # emulation time that no further launch of runs may pass (as far as known)
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
-PROBE_TIMEOUT = 30.0  # seconds a block may take when its loops cannot be extrapolated
+PROBE_TIMEOUT = 30.0  # seconds a launch of the sample's runs may take (planned: far less)
 CUTS = 8  # loops a long block may have cut short, and time budgets it may take
 
 
 class _LoopCutter:
     """The emulator's ``on_timeout``: cuts a long block's running loop short while a later
     loop follows (:func:`~.progress.skip_loop`), every loop at the part of its iterations
-    the first had done at the time budget, so that one scale (:attr:`Sample.done`) fits
-    them all; the block may take up to ``CUTS`` budgets in all (then a loop is cut where
-    it is)."""
+    the first had done when it was cut, so that one scale (:attr:`Sample.done`) fits them
+    all; the block may take up to ``CUTS`` budgets in all (then a loop is cut where it
+    is)."""
 
     CHECK = 0.05  # seconds between looks at a running loop's progress
+    GLANCE = 0.002  # the shortest
 
     def __init__(self, counter, seconds: float):
         self.counter, self.limit = counter, time.perf_counter() + CUTS * seconds
         self.skipped, self.cuts, self.functions = 0.0, 0, {}
         self.part: float | None = None  # of its iterations each loop runs before its cut
+        self.last: tuple[float, float] | None = None  # time and progress at the last look
 
     def __call__(self, fr) -> bool:
         done = loop_done(fr, self.counter)
         if done is None or self.cuts >= CUTS:
             return False
-        if self.part is None:
-            self.part = done
-        elif done < self.part and time.perf_counter() < self.limit:
-            fr.b.deadline = time.perf_counter() + self.CHECK
+        now = time.perf_counter()
+        if self.part is not None and done < self.part and now < self.limit:
+            # look again about when the loop reaches the part (at its pace since the last
+            # look), so that it does not run far past it
+            last, self.last = self.last, (now, done)
+            pace = (done - last[1]) / (now - last[0]) if last and done > last[1] else 0.0
+            wait = (self.part - done) / pace if pace > 0 else self.CHECK
+            fr.b.deadline = now + min(max(wait, self.GLANCE), self.CHECK)
             return True
-        work = skip_loop(fr, self.counter)
+        self.last = None
+        return self.cut(fr, done)
+
+    def cut(self, fr, done: float | None = None) -> bool:
+        """Cut the running loop short now if a later loop follows it; False, touching
+        nothing, if none does."""
+        done = loop_done(fr, self.counter) if done is None else done
+        work = skip_loop(fr, self.counter) if done is not None else None
         if work is None:
             return False
+        self.part = done if self.part is None else self.part
         self.skipped += work
         self.cuts += 1
         self.functions[id(fr.dec)] = fr.dec
-        fr.b.deadline = time.perf_counter() + self.CHECK
+        fr.b.deadline = time.perf_counter() + self.GLANCE  # soon: the next loop's pace
         return True
 
     def done(self) -> float:
@@ -88,23 +108,74 @@ class _LoopCutter:
 
 
 class _Budget:
-    """The probe block's ``on_timeout``: it runs on, looked at every ``CHECK`` seconds,
-    while it is within the time budget and its trace within ``ROWS`` warp accesses; past
-    either, ``then`` decides (the :class:`_LoopCutter`, or None: the block stops)."""
+    """The probe block's ``on_timeout``, looked at every ``CHECK`` seconds. The block runs
+    on while it is within the time budget and its trace within ``SECTORS``; a
+    loop that another loop follows is cut at an ``EARLY`` part of both (the later loops
+    take as long again, each). Past the budgets, ``then`` decides (the
+    :class:`_LoopCutter`, or None), else the block stops where its loops tell how far it
+    got; one whose loops do not tell runs on for up to ``UNREAD`` times the budget, and
+    stops there unfinished (:attr:`Sample.finished`)."""
 
     CHECK = 0.05
+    EARLY = 0.25
+    UNREAD = 1.6
 
-    def __init__(self, trace: Trace, seconds: float, then=None):
-        self.trace, self.until, self.then = trace, time.perf_counter() + seconds, then
+    def __init__(self, trace: Trace, counter, seconds: float, then=None):
+        self.trace, self.counter, self.seconds, self.then = trace, counter, seconds, then
+        self.start = time.perf_counter()
         self.over = False
+        self.sectors = _Sectors(trace)
 
     def __call__(self, fr) -> bool:
-        if not self.over and time.perf_counter() < self.until and \
-                sum(a.warps for a in self.trace.accesses) < ROWS:
-            fr.b.deadline = time.perf_counter() + self.CHECK
+        elapsed = time.perf_counter() - self.start
+        cutting = self.then is not None and self.then.part is not None
+        if not cutting and not self.over:
+            used = max(elapsed / self.seconds, self.sectors.count() / SECTORS)
+            if used < 1:
+                if used >= self.EARLY and self.then is not None and self.then.cut(fr):
+                    return True
+                fr.b.deadline = time.perf_counter() + self.CHECK
+                return True
+            self.over = True
+        if self.then is not None and self.then(fr):  # the later loops, each cut at the part
             return True
-        self.over = True
-        return self.then(fr) if self.then is not None else False
+        skipped = self.then.skipped if self.then is not None else 0.0
+        if fraction_done(fr, self.counter, skipped) is not None or \
+                elapsed >= self.UNREAD * self.seconds:
+            return False
+        fr.b.deadline = time.perf_counter() + self.CHECK
+        return True
+
+
+class _Sectors:
+    """The sectors a trace's warp accesses touch so far (:func:`warp_sectors`), counted as
+    the trace grows."""
+
+    def __init__(self, trace: Trace):
+        self.trace, self.seen, self.total = trace, 0, 0
+
+    def count(self) -> int:
+        accesses = self.trace.accesses
+        self.total += sum(warp_sectors(a) for a in accesses[self.seen:])
+        self.seen = len(accesses)
+        return self.total
+
+
+_NONE = np.uint64(np.iinfo(np.uint64).max)
+
+
+def warp_sectors(batch) -> int:
+    """The distinct 32-byte sectors each warp of an access batch touches, summed.
+
+    >>> from types import SimpleNamespace
+    >>> address = np.arange(32, dtype=np.uint64)[None, :] * np.array([[4], [128]], np.uint64)
+    >>> warp_sectors(SimpleNamespace(address=address, mask=np.ones((2, 32), bool)))
+    36
+    """
+    keys = np.sort(np.where(batch.mask, batch.address >> np.uint64(5), _NONE), axis=1)
+    first = np.ones(keys.shape, bool)
+    first[:, 1:] = keys[:, 1:] != keys[:, :-1]
+    return int((first & (keys != _NONE)).sum())
 
 
 def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
@@ -131,6 +202,8 @@ class Sample:
     total_blocks: int
     seconds: float
     done: float = 1.0  # the part of its work the sample did (less: a block stopped early)
+    #: False: a block stopped unfinished, and no loop told how far it had got (a lower bound)
+    finished: bool = True
     # runs that belong together for the cache model: a run and the same blocks one row of
     # the grid further (its neighbours in y), first the run itself
     groups: list[list[tuple[int, int]]] | None = None
@@ -179,7 +252,7 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     for cutting in (True, False):  # without cuts if a cut loop led the block astray
         trace, counter = Trace(), InstructionCounter()
         cutter = _LoopCutter(counter, seconds if cutting else 0.0)
-        watch = _Budget(trace, seconds, cutter if cutting else None)
+        watch = _Budget(trace, counter, seconds, cutter if cutting else None)
         try:
             emulate([(0, first)], timeout=watch.CHECK, on_timeout=watch)
         except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
@@ -188,8 +261,9 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
             if done is not None and 0 < done < 1:
                 return Sample(trace, counter, [(0, first)], nblocks,
                               time.perf_counter() - start, done)
-            trace, counter = Trace(), InstructionCounter()
-            emulate([(0, first)])
+            # nothing tells how far it got: what ran is a lower bound
+            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
+                          cutter.done() if cutter.cuts else 1.0, finished=False)
         except CudakitError:
             if not cutter.cuts:
                 raise
@@ -202,9 +276,9 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
         return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
     probe = time.perf_counter() - start
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
-    traced = sum(a.warps for a in trace.accesses) / first  # rows per block
+    traced = watch.sectors.count() / first  # per block
     more = max(0, min(affordable, budget - 1, nblocks - 1,
-                      int(ROWS / traced) - 1 if traced else nblocks))
+                      int(SECTORS / traced) - 1 if traced else nblocks))
     groups: list[list[tuple[int, int]]] = []
     if more >= nblocks - 1:
         groups = [[(1, nblocks - 1)]] if nblocks > 1 else []

@@ -54,6 +54,11 @@ __global__ void chain(const int *next, int *out, int steps) {
     for (int k = 0; k < steps; k++) p = next[p];
     out[threadIdx.x] = p;
 }
+__global__ void grow(float *x, float growth, float limit) {  // no counter: a while on a value
+    float v = x[threadIdx.x];
+    while (v < limit) v = v * growth + 1.0f;
+    x[threadIdx.x] = v;
+}
 __global__ void copy(const float *a, float *b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) b[i] = a[i];

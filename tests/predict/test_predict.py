@@ -213,6 +213,23 @@ def test_a_single_long_thread_is_extrapolated_in_seconds():
     assert p.bound == "latency"
 
 
+def test_a_loop_without_a_counter_gives_a_lower_bound_in_seconds(monkeypatch):
+    import cudakit.predict.api as api
+
+    monkeypatch.setattr(api, "SECONDS", 0.4)
+    args = [np.ones(64, np.float32), np.float32(1.0001), np.float32(1e30)]  # 690 k trips
+    p = cudakit.predict(SOURCE, "grow", grid=(132,), block=(64,), args=args)
+    assert p.lower_bound and "lower bound" in p.explanation and str(p).count("at least")
+    assert p.counts["sample_seconds"] < 0.4 * 2.5  # stopped, not run to its end
+    # what ran is counted: at least the trips of the sample's time, at most all of them
+    fp32 = p.counts["warp_instructions"]["fp32"] / p.counts["warps"]
+    assert 1000 < fp32 < 690_000
+    short = cudakit.predict(SOURCE, "grow", grid=(132,), block=(64,),
+                            args=[args[0], np.float32(1.5), np.float32(1e30)])  # 160 trips
+    assert not short.lower_bound and "lower bound" not in str(short)
+    assert p.ms > short.ms
+
+
 def test_many_tiny_blocks_wait_for_block_dispatch(monkeypatch):
     # with the GPU starting 1e9 blocks/s, 65536 one-warp blocks take 65.5 us to start, far
     # more than their 0.5 MB of copying (about 0.2 us at DRAM speed): dispatch decides

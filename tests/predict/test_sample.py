@@ -145,7 +145,7 @@ def test_a_block_a_cut_loop_leads_astray_is_sampled_again_without_cuts(module):
 
 
 def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):
-    k1, k2, blocks = 1 << 15, 1 << 20, 64  # the first loop ends within the budget
+    k1, k2, blocks = 1 << 11, 1 << 20, 64  # the first loop ends within a quarter of the budget
     a = emu.to_device(np.ones(blocks * 256, np.float32))
     b = emu.mem_alloc(blocks * 256 * 4)
     sample = run_sample(module.get_function("two_loops"), [a, b, np.int32(k1), np.int32(k2)],
@@ -195,25 +195,25 @@ def test_a_grid_stride_loop_nvvm_unrolled_is_extrapolated(module):
     assert sample.counter.classes["st.global"] * sample.scale == pytest.approx(n / 32, rel=0.02)
 
 
-def test_the_trace_stays_within_its_budget_of_warp_accesses(module, monkeypatch):
-    monkeypatch.setattr(sample_module, "ROWS", 1 << 12)
+def test_the_trace_stays_within_its_budget_of_sectors(module, monkeypatch):
+    monkeypatch.setattr(sample_module, "SECTORS", 1 << 14)
     monkeypatch.setattr(sample_module._Budget, "CHECK", 0.002)  # looked at every 2 ms
     n = 1 << 22
     a = emu.to_device(np.ones(n, np.float32))
     out = emu.mem_alloc(64 * 256 * 4)
 
-    def rows(s):
-        return sum(batch.warps for batch in s.trace.accesses)
+    def sectors(s):
+        return sum(sample_module.warp_sectors(batch) for batch in s.trace.accesses)
 
     # one long block, all the time in the world: stopped at the budget and extrapolated
     one = run_sample(module.get_function("grid_sum"), [a, out, np.int32(n)], (1, 1, 1),
                      (256, 1, 1), 0, seconds=1e9)
-    assert 0 < one.done < 0.5 and rows(one) < 2 * (1 << 12)
+    assert 0 < one.done < 0.5 and sectors(one) < 2 * (1 << 14)
     assert one.counter.classes["ld.global"] * one.scale == pytest.approx(n / 32, rel=0.02)
-    # 64 blocks of 2 warps over 2^20 floats: 256 loads and a store per warp, 514 accesses a
-    # block, so 7 blocks fit the budget
+    # 64 blocks of 2 warps over 2^20 floats: per warp 256 coalesced loads of 4 sectors and
+    # one store of 4, 2 * 1028 sectors a block, so 7 blocks fit the budget
     n = 1 << 20
     many = run_sample(module.get_function("grid_sum"), [a, out, np.int32(n)], (64, 1, 1),
                       (64, 1, 1), 0, seconds=1e9)
-    assert many.sampled_blocks == 7 and rows(many) == 7 * 2 * 257
+    assert many.sampled_blocks == 7 and sectors(many) == 7 * 2 * 1028
     assert many.counter.classes["ld.global"] * many.scale == pytest.approx(n / 32, rel=0.01)
