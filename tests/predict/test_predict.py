@@ -496,3 +496,25 @@ def test_sector_parts_stored_in_a_long_loop_are_merged_one_by_one():
         assert p.counts["global_store_partial_sectors"] == pytest.approx(n / 32 * 2, rel=0.01)
     assert once.counts["global_store_merges"] < 0.01 * n / 16
     assert loop.counts["global_store_merges"] == pytest.approx(n / 16, rel=0.01)
+
+
+def test_a_comparison_names_what_differs_between_two_launches():
+    # a copy of 2n floats against one of n: twice the DRAM bytes, the same bound, about
+    # twice the time; an FMA loop against the copy: another bound
+    small = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,), args=copy_args())
+    big = cudakit.predict(SOURCE, "copy", grid=(2 * N // 256,), block=(256,),
+                          args=copy_args(2 * N))
+    d = big.compare(small, labels=("2n", "n"))
+    assert d.counts["DRAM bytes"][0] == pytest.approx(2 * d.counts["DRAM bytes"][1], rel=0.01)
+    assert d.counts["DRAM bytes"][1] == pytest.approx(8 * N, rel=0.01)
+    assert 1.8 < d.ratio < 2.1 and "memory" in d.terms
+    assert d.summary.startswith("2n is predicted") and "slower than n" in d.summary
+    assert f"Both are {small.bound}-bound" in d.summary and "DRAM bytes, 2.00x" in d.summary
+    assert "2n" in d._repr_html_() and "ratio" in repr(d)
+    blocks = 132 * 16
+    fma = cudakit.predict(SOURCE, "fma_loop", grid=(blocks,), block=(256,),
+                          args=[np.zeros(blocks * 256, np.float32),
+                                np.zeros(blocks * 256, np.float32), np.int32(512)])
+    other = fma.compare(small)
+    assert other.labels == ("fma_loop", "copy")
+    assert f"fma_loop is FP32-bound, copy {small.bound}-bound" in other.summary
