@@ -9,6 +9,7 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
     python -m benchmarks.peer_times --second                   # then compare
     python -m benchmarks.peer_times --third ...   # the third batch: llm.c's kernels, the same way
     python -m benchmarks.peer_times --fourth ...  # the fourth: more of llm.c, the same way
+    python -m benchmarks.peer_times --fifth ...   # the fifth: kernels written for it (fresh/)
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
 instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
@@ -373,6 +374,59 @@ FOURTH = [
 ]
 
 
+FRESH = Path(__file__).resolve().parent / "fresh"
+SPMV_ROWS, IMAGE, MATRIX, SCAN, GATHER, DAXPY = 1 << 20, 4096, 8192, 1 << 24, 1 << 24, 1 << 25
+
+
+def _fresh(name, kernel, inputs, grid, block, shared=0):
+    return Launch(name, "kernels.cu", kernel, inputs, grid, block, shared, FRESH)
+
+
+def _csr(r):
+    per_row = r.integers(8, 25, SPMV_ROWS)
+    row_start = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32)
+    nnz = int(row_start[-1])
+    return [row_start, r.integers(0, SPMV_ROWS, nnz).astype(np.int32), _floats(nnz)(r),
+            _floats(SPMV_ROWS)(r), np.zeros(SPMV_ROWS, np.float32), np.int32(SPMV_ROWS)]
+
+
+def _gemv(r):
+    return [_floats(MATRIX * MATRIX, -1, 1)(r), _floats(MATRIX)(r),
+            np.zeros(MATRIX, np.float32), np.int32(MATRIX), np.int32(MATRIX)]
+
+
+FIFTH = [
+    _fresh(f"spmv_csr_thread {SPMV_ROWS} rows", "spmv_csr_thread", _csr,
+           (SPMV_ROWS // 256,), (256,)),
+    _fresh(f"spmv_csr_warp {SPMV_ROWS} rows", "spmv_csr_warp", _csr,
+           (SPMV_ROWS * 32 // 256,), (256,)),
+    _fresh("histogram_bytes 2^26", "histogram_bytes",
+           lambda r: [r.integers(0, 256, 1 << 26).astype(np.uint8), np.zeros(256, np.uint32),
+                      np.uint64(1 << 26)], (132 * 8,), (256,)),
+    _fresh(f"blur5 {IMAGE}x{IMAGE}", "blur5",
+           lambda r: [_floats(IMAGE * IMAGE)(r), _floats(25)(r),
+                      np.zeros(IMAGE * IMAGE, np.float32), np.int32(IMAGE), np.int32(IMAGE)],
+           (IMAGE // 32, IMAGE // 8), (32, 8)),
+    _fresh(f"gemv_warp {MATRIX}x{MATRIX}", "gemv_warp", _gemv, (MATRIX * 32 // 256,), (256,)),
+    _fresh(f"gemv_transposed {MATRIX}x{MATRIX}", "gemv_transposed", _gemv,
+           (MATRIX // 128,), (128,)),
+    _fresh(f"scan_blocks {SCAN}", "scan_blocks",
+           lambda r: [r.integers(0, 100, SCAN).astype(np.int32), np.zeros(SCAN, np.int32)],
+           (SCAN // 1024,), (512,), 1024 * 4),
+    _fresh(f"gather {GATHER}", "gather",
+           lambda r: [_floats(GATHER)(r), r.permutation(GATHER).astype(np.int32),
+                      np.zeros(GATHER, np.float32), np.int32(GATHER)], (GATHER // 256,), (256,)),
+    _fresh(f"daxpy {DAXPY}", "daxpy",
+           lambda r: [np.float64(1.5), r.uniform(0, 1, DAXPY), r.uniform(0, 1, DAXPY),
+                      np.uint64(DAXPY)], (132 * 16,), (256,)),
+    _fresh(f"mandelbrot {IMAGE}x{IMAGE}", "mandelbrot",
+           lambda r: [np.zeros(IMAGE * IMAGE, np.int32), np.int32(IMAGE), np.int32(IMAGE),
+                      np.int32(256)], (IMAGE // 16, IMAGE // 16), (16, 16)),
+    _fresh(f"sum_by_key {GATHER} into 64", "sum_by_key",
+           lambda r: [r.integers(0, 64, GATHER).astype(np.int32), _floats(GATHER)(r),
+                      np.zeros(64, np.float32), np.int32(GATHER)], (GATHER // 256,), (256,)),
+]
+
 def record(path: str, repeat: int = 20, batch: int = 10,
            launches: list[Launch] | None = None, warmup: int = 3) -> None:
     """Time the launches (default: the first batch) on this machine's GPU (PyCUDA) and write
@@ -473,11 +527,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="the third batch (session 10, llm.c's kernels)")
     parser.add_argument("--fourth", action="store_true",
                         help="the fourth batch (session 10, more of llm.c, predicted first)")
+    parser.add_argument("--fifth", action="store_true",
+                        help="the fifth batch (session 16, kernels written for it, predicted "
+                             "first)")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = FOURTH if args.fourth else THIRD if args.third else SECOND if args.second \
-        else LAUNCHES
+    launches = FIFTH if args.fifth else FOURTH if args.fourth else THIRD if args.third \
+        else SECOND if args.second else LAUNCHES
     if args.predict_first:
         predict_first(FIXTURE, launches)
     elif args.record:
