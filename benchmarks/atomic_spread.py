@@ -1,0 +1,112 @@
+"""How fast global ``atomicAdd`` goes when a launch's atomics fall on few addresses: each of
+2^24 threads adds once, to ``sums[key]``, and the keys cover K words packed together, K words
+one per 32-byte sector, or K words one per 128-byte line, drawn at random per thread or the
+same for a whole warp; ``float`` and ``unsigned``.
+
+    python -m benchmarks.atomic_spread --record benchmarks/fixtures/h100_atomic_spread.json  # GPU
+    python -m benchmarks.atomic_spread            # here: the model's predictions beside them
+
+``--record`` times each pattern with CUDA events (3 warm-up launches, then the median of 10
+samples of 5 launches back to back) with CuPy, on the same keys the prediction uses.
+Written by hand: it joins a key generator, the GPU's clock and the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_atomic_spread.json"
+N = 1 << 24
+SOURCE = r"""
+__global__ void add_float(const int *key, float *sums, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&sums[key[i]], 1.0f);
+}
+__global__ void add_unsigned(const int *key, unsigned *sums, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&sums[key[i]], 1u);
+}
+"""
+#: (name, words apart, distinct words, per warp: the same key for all lanes)
+PATTERNS = [(f"{k} packed", 1, k, False) for k in (1, 4, 32, 64, 256, 4096, 1 << 16, 1 << 20)] \
+    + [(f"{k} sectors", 8, k, False) for k in (4, 64, 1024)] \
+    + [(f"{k} lines", 32, k, False) for k in (4, 64, 1024, 1 << 16)] \
+    + [(f"{k} packed, one per warp", 1, k, True) for k in (1, 64, 4096)]
+
+
+def keys(spacing: int, distinct: int, per_warp: bool) -> np.ndarray:
+    r = np.random.default_rng(19)
+    if per_warp:
+        return np.repeat(r.integers(0, distinct, N // 32), 32).astype(np.int32) * spacing
+    return r.integers(0, distinct, N).astype(np.int32) * spacing
+
+
+def record(path: Path) -> None:
+    import cupy
+
+    module = cupy.RawModule(code=SOURCE)
+    out = {}
+    for name, spacing, distinct, per_warp in PATTERNS:
+        key = cupy.asarray(keys(spacing, distinct, per_warp))
+        for kind in ("float", "unsigned"):
+            sums = cupy.zeros(spacing * distinct, cupy.float32 if kind == "float" else cupy.uint32)
+            fn = module.get_function(f"add_{kind}")
+
+            def launch(fn=fn, key=key, sums=sums):
+                fn((N // 256,), (256,), (key, sums, np.int32(N)))
+            for _ in range(3):
+                launch()
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            times = []
+            for _ in range(10):
+                start.record()
+                for _ in range(5):
+                    launch()
+                end.record()
+                end.synchronize()
+                times.append(cupy.cuda.get_elapsed_time(start, end) / 5)
+            out[f"{kind} {name}"] = statistics.median(times)
+            print(f"{kind:8s} {name:28s} {out[f'{kind} {name}']:.4f} ms", flush=True)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout
+    path.write_text(json.dumps({"device": smi.strip(), "threads": N, "ms": out}, indent=1) + "\n")
+
+
+def compare(path: Path = FIXTURE) -> list[dict]:
+    import cudakit
+
+    stored = json.loads(path.read_text())["ms"]
+    rows = []
+    for name, spacing, distinct, per_warp in PATTERNS:
+        key = keys(spacing, distinct, per_warp)
+        for kind, dtype in (("float", np.float32), ("unsigned", np.uint32)):
+            p = cudakit.predict(SOURCE, f"add_{kind}", grid=(N // 256,), block=(256,),
+                                args=[key, np.zeros(spacing * distinct, dtype), np.int32(N)])
+            measured = stored[f"{kind} {name}"]
+            rows.append({"pattern": f"{kind} {name}", "measured_ms": measured,
+                         "predicted_ms": p.ms, "error_pct": (p.ms / measured - 1) * 100,
+                         "bound": p.bound})
+            print(f"| {kind} {name} | {measured:.4f} | {p.ms:.4f} | "
+                  f"{rows[-1]['error_pct']:+.0f}% | {p.bound} |", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--record", metavar="JSON", help="time the patterns on this GPU")
+    args = parser.parse_args(argv)
+    if args.record:
+        record(Path(args.record))
+    else:
+        print("| pattern | H100 ms | predicted ms | error | bound |\n|---|---|---|---|---|")
+        compare()
+
+
+if __name__ == "__main__":
+    main()
