@@ -24,11 +24,11 @@ import numpy as np
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_atomic_spread.json"
 N = 1 << 24
 SOURCE = r"""
-__global__ void add_float(const int *key, float *sums, int n) {
+extern "C" __global__ void add_float(const int *key, float *sums, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(&sums[key[i]], 1.0f);
 }
-__global__ void add_unsigned(const int *key, unsigned *sums, int n) {
+extern "C" __global__ void add_unsigned(const int *key, unsigned *sums, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(&sums[key[i]], 1u);
 }

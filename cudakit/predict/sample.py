@@ -178,8 +178,18 @@ def warp_sectors(batch) -> int:
     return int((first & (keys != _NONE)).sum())
 
 
-def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
-    """Up to ``runs`` runs of ``per_run`` consecutive blocks: first, last, then by halving."""
+def plan_runs(nblocks: int, per_run: int, runs: int = RUNS, row: int = 0) -> list[tuple[int, int]]:
+    """Up to ``runs`` runs of ``per_run`` consecutive blocks: first, last, then by halving.
+
+    ``row``: blocks in a row of a 2-D grid. Halving the grid lands every run at the start of
+    a row (the left edge of an image) when the row length is a power of two; the runs between
+    the first and the last keep their rows but move along them, each by the golden ratio's
+    next multiple of the row, so that the sample spans the columns too (runs that would
+    overlap stay where halving put them).
+
+    >>> plan_runs(64 * 64, 8, runs=4, row=64)
+    [(0, 8), (4088, 8), (2019, 8), (973, 8)]
+    """
     if nblocks <= per_run * 2:
         return [(0, nblocks)]
     slots = max(1, nblocks // per_run)
@@ -189,7 +199,20 @@ def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, i
         order += [k for k in range(step // 2, slots, step) if k not in order]
         step //= 2
     order = list(dict.fromkeys(order))[:min(runs, slots)]
-    return [(nblocks - per_run if k == slots - 1 else k * per_run, per_run) for k in order]
+    plan = [(nblocks - per_run if k == slots - 1 else k * per_run, per_run) for k in order]
+    if row <= per_run:
+        return plan
+    moved = plan[:2]
+    for i, (first, count) in enumerate(plan[2:], start=1):
+        column = round((i * GOLDEN) % 1.0 * (row - count))
+        start = min(first // row * row + column, nblocks - count)
+        clear = all(start + count <= f or f + c <= start for f, c in moved)
+        moved.append((start, count) if clear else (first, count))
+    return moved
+
+
+#: the golden ratio's fractional part: its multiples spread evenly over [0, 1)
+GOLDEN = (5 ** 0.5 - 1) / 2
 
 
 @dataclass
@@ -286,7 +309,8 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
         row = grid[0] if nblocks > grid[0] else 0  # blocks of one grid row, if there are more
         pair = 2 if row else 1  # each run with its neighbours one row below
         per_run = max(1, (more + 1) // RUNS // pair)
-        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // (per_run * pair)))
+        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // (per_run * pair)),
+                         row=row)
         runs = [(max(f, 1), c - (1 if f == 0 else 0)) for f, c in runs if (f, c) != (0, 1)]
         taken = [(0, 1), *runs]
         for f, c in runs:
