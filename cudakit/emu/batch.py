@@ -220,9 +220,9 @@ class Batch:
         return [SharedSymbol(s.name, self.dyn_offset, dynamic) if s.size < 0 else s
                 for s in self.shared_symbols]
 
-    def _record(self, space, site, op, size, lanes, raw, where=None):
+    def _record(self, space, site, op, size, lanes, raw, where=None, floating=False):
         """Feed racecheck (``where``: the accesses' byte indices in ``self.shared``) and the
-        trace."""
+        trace (``floating``: an atomic on floating-point values)."""
         if space == "shared" and self.race is not None:
             if self.shared_limit > self.shared_bytes:  # cooperative groups' own words: not
                 user = raw < np.uint64(self.shared_bytes)  # the user's data, not checked
@@ -236,7 +236,7 @@ class Batch:
             if hz:
                 self._race_error(site, hz, lanes, raw)
         if self.trace is not None:
-            self._trace(space, site, op, size, lanes, raw)
+            self._trace(space, site, op, size, lanes, raw, floating)
 
     def _race_error(self, site, hazard, lanes, raw):
         kind, k, other, other_site, other_warp = hazard
@@ -267,7 +267,7 @@ class Batch:
                 warp_note=warp_note)
         )
 
-    def _trace(self, space, site, op, size, lanes, raw):
+    def _trace(self, space, site, op, size, lanes, raw, floating=False):
         if lanes.size == self.size:  # every lane of the batch: no regrouping needed
             if self._whole is None:
                 nw = self.size // WARP
@@ -278,7 +278,8 @@ class Batch:
             block, warp, mask = self._whole
             self.trace.add(AccessBatch(
                 self.kernel, site.line, site.column, site.id, space, op, size, block, warp,
-                mask, np.array(raw, np.uint64).reshape(-1, WARP)))  # a copy: registers change
+                mask, np.array(raw, np.uint64).reshape(-1, WARP),  # a copy: registers change
+                floating))
             return
         else:
             w = self.warp_key[lanes]
@@ -292,7 +293,7 @@ class Batch:
         block = np.stack([self.bx[first], self.by[first], self.bz[first]], axis=1)
         self.trace.add(AccessBatch(
             self.kernel, site.line, site.column, site.id, space, op, size,
-            block.astype(np.int64), (warps % self.wpb).astype(np.int64), mask, address))
+            block.astype(np.int64), (warps % self.wpb).astype(np.int64), mask, address, floating))
 
     def load(self, addr, lanes: np.ndarray, space: str, dtype, count: int, site: Site) -> list:
         """``count`` consecutive ``dtype`` elements per lane from ``addr`` (one per lane)."""
@@ -335,7 +336,7 @@ class Batch:
         a = _addresses(addr, lanes)
         for sp, buf, off, ln, raw in self._segments(a, lanes, dtype.itemsize, site, "atom",
                                                      space):
-            self._record(sp, site, "atom", dtype.itemsize, ln, raw, off)
+            self._record(sp, site, "atom", dtype.itemsize, ln, raw, off, dtype.kind == "f")
             pos = np.arange(lanes.size) if ln is lanes else np.searchsorted(lanes, ln)
             yield buf.view(dtype), off // dtype.itemsize, pos
 

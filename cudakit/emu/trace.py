@@ -41,6 +41,7 @@ class AccessBatch:
     warp: np.ndarray  # (W,) warp index within its block
     mask: np.ndarray  # (W, 32) lanes that perform the access
     address: np.ndarray  # (W, 32) uint64 byte addresses
+    floating: bool = False  # an atomic on floating-point values (the L2 adds them slower)
 
     @property
     def warps(self) -> int:

@@ -44,8 +44,10 @@ literature's, with no constant fitted to the labs' measurements:
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
-* **Atomics**: the hottest address serialises in L2; all atomics share L2's atomic rate;
-  shared-memory atomics serialise on their most contended address within a warp.
+* **Atomics**: the L2 serves the requests to one line one after another, the lanes on one
+  word of a request one after another (:func:`atomic_seconds`, measured); all atomics share
+  the L2's atomic rate; shared-memory atomics serialise on their most contended address
+  within a warp.
 * Overlapping parts combine as **max** (a GPU overlaps memory, issue and latency across
   warps); only the fixed cost of a launch (``kernel_min_us``) is **added**, as launch
   latency is paid before the first block starts (the latency + bandwidth model of textbook
@@ -95,6 +97,26 @@ def dram_seconds(t, d) -> float:
     return time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
                         copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs) + \
         partial_store_seconds(t.global_store_merges, t.global_store_merge_lines, d.figures)
+
+
+def atomic_seconds(t, d) -> float:
+    """The time the L2 needs for a launch's global atomics.
+
+    With the figures of ``benchmarks/atomic_spread.py``: the L2 serves the atomic requests to
+    one 128-byte line one after another, each taking at least ``atomic_line_request_s`` and,
+    on its most loaded word, one ``atomic_same_word_*_s`` per lane (floating-point adds are
+    slower than integer ones); the line that receives the most decides, unless all requests
+    together exceed the L2's rate (``atomic_line_requests_per_s``). Without them: the hottest
+    address at ``global_atomic_same_address_per_s``, all atomics at the distinct rate.
+    """
+    f = d.figures
+    distinct = t.global_atomics / d.global_atomic_distinct_per_s
+    if "atomic_line_request_s" not in f:
+        return max(t.hot_address_atomics / d.global_atomic_same_address_per_s, distinct)
+    line = max(t.atomic_line_requests * f["atomic_line_request_s"],
+               t.atomic_line_float * f["atomic_same_word_float_s"]
+               + t.atomic_line_int * f["atomic_same_word_int_s"])
+    return max(line, t.atomic_requests / f["atomic_line_requests_per_s"], distinct)
 
 
 def partial_store_seconds(sectors: float, lines: float, figures: dict) -> float:
@@ -277,8 +299,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
                   (d.l1_read_bytes_per_clk_per_sm * clock),
         "shared-memory wavefronts": t.shared_wavefronts * 128 * share /
                                     (d.shared_bytes_per_clk_per_sm * clock),
-        "atomics": max(t.hot_address_atomics / d.global_atomic_same_address_per_s,
-                       t.global_atomics / d.global_atomic_distinct_per_s),
+        "atomics": atomic_seconds(t, d),
         "shared atomics": t.shared_atomic_slots * 32 * share /
                           (d.shared_atomic_per_clk_per_sm * clock),
         "block dispatch": x.blocks / rate if (rate := d.figures.get("block_launch_per_s"))
@@ -478,6 +499,11 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         return (f"block-dispatch-bound: {x.blocks:,} blocks of {x.warps_per_block} warps; the "
                 f"GPU starts {rate / 1e9:.2f} blocks per ns, so blocks this small finish "
                 f"faster than new ones arrive, {share}")
+    if bound == "atomics" and t.atomic_line_requests:
+        return (f"atomics-bound: {t.global_atomics:.3g} atomics in {t.atomic_requests:.3g} "
+                f"requests to L2 lines; the busiest line takes {t.atomic_line_requests:.3g} of "
+                f"them one after another, and lanes that add to the same word wait for each "
+                f"other, {share}")
     if bound in ("atomics", "shared atomics"):
         return (f"atomics-bound: {t.global_atomics:.3g} atomics, {t.hot_address_atomics:.3g} "
                 f"on the busiest address, {share}")

@@ -286,6 +286,10 @@ class Traffic:
     shared_atomic_slots: float = 0.0
     global_atomics: float = 0.0
     hot_address_atomics: float = 0.0
+    atomic_requests: float = 0.0  # atomic requests to the L2, one per warp and line
+    atomic_line_requests: float = 0.0  # of those, to the line that receives the most
+    atomic_line_float: float = 0.0  # on the hottest line, floating-point atomics queued on
+    atomic_line_int: float = 0.0  # one word (the most lanes on a word, summed per request)
     constant_replays: float = 0.0  # a __constant__ read's distinct addresses beyond its first
     l1_hit_bytes: float = 0.0
     l2_read_bytes: float = 0.0
@@ -363,6 +367,30 @@ def _max_multiplicity(batch) -> np.ndarray:
     return np.maximum(best, batch.mask.any(axis=1).astype(np.int64))
 
 
+def line_requests(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A warp's atomic goes to the L2 as one request per 128-byte line it touches: per such
+    request, ``(line, the most lanes on one word of it, the warp's row in the batch)``.
+
+    >>> from types import SimpleNamespace
+    >>> address = np.array([[0, 0, 4, 128] + [4] * 28], np.uint64)  # words 0, 1 and 32
+    >>> line, lanes, row = line_requests(SimpleNamespace(address=address,
+    ...                                                  mask=np.ones((1, 32), bool)))
+    >>> line.tolist(), lanes.tolist(), row.tolist()
+    ([0, 1], [29, 1], [0, 0])
+    """
+    rows = np.broadcast_to(np.arange(batch.mask.shape[0])[:, None], batch.mask.shape)[batch.mask]
+    words = (batch.address[batch.mask] >> np.uint64(2)).astype(np.int64)
+    order = np.lexsort((words, rows))
+    rows, words = rows[order], words[order]
+    start = np.r_[True, (rows[1:] != rows[:-1]) | (words[1:] != words[:-1])]
+    lanes = np.diff(np.r_[np.flatnonzero(start), rows.size])  # lanes per (warp, word)
+    rows, words = rows[start], words[start]
+    lines = words >> 5
+    first = np.r_[True, (rows[1:] != rows[:-1]) | (lines[1:] != lines[:-1])]
+    at = np.flatnonzero(first)
+    return lines[at], np.maximum.reduceat(lanes, at), rows[at]
+
+
 def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
     """The trace's batches joined per (space, op, size), each with the factor it stands for.
 
@@ -376,10 +404,10 @@ def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
     kinds: dict[tuple, list] = {}
     for a in accesses:
         site = a.site if (a.space, a.op) == ("global", "st") else -1
-        kinds.setdefault((a.space, a.op, a.size, site), []).append(a)
+        kinds.setdefault((a.space, a.op, a.size, site, a.floating), []).append(a)
     out = []
     rng = np.random.default_rng(0)
-    for (space, op, size, site), batches in kinds.items():
+    for (space, op, size, site, floating), batches in kinds.items():
         total = sum(b.warps for b in batches)
         factor = 1.0
         if space != "global" and total > limit:
@@ -392,7 +420,7 @@ def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
                                 np.concatenate([b.block for b in batches]),
                                 np.concatenate([b.warp for b in batches]),
                                 np.concatenate([b.mask for b in batches]),
-                                np.concatenate([b.address for b in batches])), factor))
+                                np.concatenate([b.address for b in batches]), floating), factor))
     return out
 
 
@@ -406,7 +434,7 @@ def thinned(batch, limit: int = ROWS) -> tuple[AccessBatch, float]:
     rows = slice(None, None, step)
     sub = AccessBatch(batch.kernel, batch.line, batch.column, batch.site, batch.space,
                       batch.op, batch.size, batch.block[rows], batch.warp[rows],
-                      batch.mask[rows], batch.address[rows])
+                      batch.mask[rows], batch.address[rows], batch.floating)
     return sub, batch.warps / sub.warps
 
 
@@ -568,6 +596,27 @@ def _block_ids(batch, gx: int, gy: int) -> np.ndarray:
     return batch.block[:, 0] + gx * (batch.block[:, 1] + gy * batch.block[:, 2])
 
 
+def _hottest_line(t: Traffic, parts: list[tuple], scale: float, sampled: int) -> None:
+    """The atomic requests of the line the launch's atomics load most (the L2 serves a
+    line's requests one after another), from the sample's: a line that two or more sampled
+    blocks update is shared by the grid and its load scales with it; one that a single
+    block updates is that block's own (``out[blockIdx.x]``) and does not."""
+    line = np.concatenate([p[0] for p in parts])
+    ids, where = np.unique(line, return_inverse=True)
+    requests = np.bincount(where, np.concatenate([p[2] for p in parts]), ids.size)
+    serial = [np.bincount(where, np.concatenate([p[1] if p[4] is kind else np.zeros(p[1].size)
+                                                 for p in parts]), ids.size)
+              for kind in (True, False)]
+    blocks = np.unique(np.stack([where, np.concatenate([p[3] for p in parts])]), axis=1)[0]
+    shared = np.bincount(blocks, minlength=ids.size) > 1 if sampled > 1 else \
+        np.ones(ids.size, bool)
+    factor = np.where(shared, scale, 1.0)
+    t.atomic_requests = float(requests.sum()) * scale
+    t.atomic_line_requests = float((requests * factor).max())
+    t.atomic_line_float = float((serial[0] * factor).max())
+    t.atomic_line_int = float((serial[1] * factor).max())
+
+
 def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             blocks_per_wave: int) -> Traffic:
     """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`."""
@@ -576,6 +625,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
     atomic_addresses, stored, stored_sizes, stored_sectors = [], [], [], []
+    atomic_lines: list[tuple] = []  # per kind of atomic: line_requests, with weights
     partial = ([], [], [], [], [])  # per partial write: sector, block, site, looped, first
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
@@ -634,9 +684,13 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             t.global_store_sectors += sectors
             stores.add(bid[rows], secs)
             atomic_addresses.append(a.address[a.mask])
+            line, lanes, row = line_requests(sub)
+            atomic_lines.append((line, lanes * k, np.full(line.size, k),
+                                 _block_ids(sub, gx, gy)[row], a.floating))
     if atomic_addresses:
         _, counts = np.unique(np.concatenate(atomic_addresses), return_counts=True)
         t.hot_address_atomics = float(counts.max())
+        _hottest_line(t, atomic_lines, scale, sample.sampled_blocks)
     ld_blocks, ld_sectors = loads.arrays()
     st_blocks, st_sectors = stores.arrays()
     if partial[0]:

@@ -59,6 +59,10 @@ __global__ void grow(float *x, float growth, float limit) {  // no counter: a wh
     while (v < limit) v = v * growth + 1.0f;
     x[threadIdx.x] = v;
 }
+__global__ void count_keys(const int *key, unsigned *counts, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&counts[key[i]], 1u);
+}
 __global__ void copy(const float *a, float *b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) b[i] = a[i];

@@ -65,11 +65,33 @@ def test_atomics_on_one_address_serialise():
     p = cudakit.predict(SOURCE, "atomic_sum", grid=(n // 256,), block=(256,),
                         args=[np.ones(n, np.float32), np.zeros(1, np.float32), np.int32(n)])
     assert p.counts["global_atomics"] == n and p.counts["hot_address_atomics"] == n
+    # one request per warp, all 32 lanes on the one word: they queue there one by one
+    assert p.counts["atomic_line_requests"] == p.counts["atomic_requests"] == n / 32
+    assert p.counts["atomic_line_float"] == n and p.counts["atomic_line_int"] == 0
     assert p.bound == "atomics", p.explanation
     d = cudakit.predict.load("H100")
     # serialised atomics plus the fixed cost of a launch (added, paid before any block runs)
-    assert p.ms == pytest.approx(n / d.global_atomic_same_address_per_s * 1e3
+    assert p.ms == pytest.approx(n * d.figures["atomic_same_word_float_s"] * 1e3
                                  + d.kernel_min_us * 1e-3, rel=0.05)
+
+
+def test_atomics_on_a_few_lines_queue_per_line():
+    # integer atomics onto 64 words at random (2 lines): each warp sends a request to each
+    # line, with a few lanes on a word; the busiest line's requests decide (NumPy counts them)
+    n, words = 1 << 20, 64
+    key = np.random.default_rng(3).integers(0, words, n).astype(np.int32)
+    p = cudakit.predict(SOURCE, "count_keys", grid=(n // 256,), block=(256,),
+                        args=[key, np.zeros(words, np.uint32), np.int32(n)])
+    warp, line = np.arange(n) // 32, key // 32
+    per_line = np.bincount(np.unique(warp * 2 + line) % 2)
+    assert p.counts["atomic_line_requests"] == pytest.approx(per_line.max(), rel=0.02)
+    assert p.counts["atomic_requests"] == pytest.approx(per_line.sum(), rel=0.02)
+    assert p.counts["atomic_line_float"] == 0
+    d = cudakit.predict.load("H100")
+    line_s = max(per_line.max() * d.figures["atomic_line_request_s"],
+                 p.counts["atomic_line_int"] * d.figures["atomic_same_word_int_s"])
+    assert p.breakdown["atomics"] == pytest.approx(line_s * 1e3, rel=0.02)
+    assert p.bound == "atomics" and "busiest line" in p.explanation
 
 
 def test_an_fma_loop_without_memory_is_fp32_bound():

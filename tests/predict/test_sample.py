@@ -118,7 +118,7 @@ def test_a_long_loop_is_cut_short_so_that_the_loops_after_it_are_counted(module)
     x = emu.to_device(np.ones(warps * 32 * n, np.float32))
     y = emu.mem_alloc(warps * 32 * n * 4)
     sample = run_sample(module.get_function("row_passes"), [x, y, np.int32(n)], (warps, 1, 1),
-                        (32, 1, 1), 0, seconds=0.3)
+                        (32, 1, 1), 0, seconds=0.8)
     assert sample.sampled_blocks == warps and 0 < sample.done < 0.5  # the grid in one batch
     counts = {k: v * sample.scale for k, v in sample.counter.classes.items()}
     assert counts["ld.global"] == pytest.approx(2 * n * warps, rel=0.05)
