@@ -497,20 +497,34 @@ def written_first(accesses) -> np.ndarray:
     return both[store_at[si] < load_at[li]]
 
 
-def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float) -> float:
-    """Distinct sectors scaled to the launch, per allocation at most its size."""
+def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float, pairs: bool = False) -> float:
+    """Distinct sectors scaled to the launch, per allocation at most its size. ``pairs``: in
+    aligned pairs of sectors, as DRAM serves reads (a 32-byte sector read alone costs 64 bytes
+    of DRAM traffic, its neighbour's too: ``benchmarks/dram_random.py``, Nsight Compute's
+    ``dram__bytes_read`` on the H100).
+
+    >>> sectors = np.array([0, 1, 6])
+    >>> _bytes_per_buffer(sectors, [], 1.0), _bytes_per_buffer(sectors, [], 1.0, pairs=True)
+    (96.0, 128.0)
+    """
     sectors = distinct(sectors)
     if not sectors.size:
         return 0.0
+    # a distinct sector stands for itself, or for its pair where its pair is new
+    weight = np.full(sectors.size, 1.0)
+    if pairs:
+        pair = sectors >> 1
+        weight = np.r_[True, pair[1:] != pair[:-1]] * 2.0
     bases = np.array([(int(b) - HEAP_BASE) // SECTOR for b in buffers], np.int64)
     sizes = np.array([b.nbytes for b in buffers], np.float64)
     order = np.argsort(bases)
     bases, sizes = bases[order], sizes[order]
     which = np.searchsorted(bases, sectors, side="right") - 1
     inside = (which >= 0) & (sectors < bases[np.maximum(which, 0)] +
-                             -(-sizes[np.maximum(which, 0)] // SECTOR))
-    total = float(np.count_nonzero(~inside)) * SECTOR * scale  # __device__ arrays and such
-    counts = np.bincount(which[inside], minlength=bases.size)
+                             -(-sizes[np.maximum(which, 0)] // SECTOR)) if bases.size else \
+        np.zeros(sectors.size, bool)
+    total = float(weight[~inside].sum()) * SECTOR * scale  # __device__ arrays and such
+    counts = np.bincount(which[inside], weight[inside], minlength=bases.size)
     return total + float(np.minimum(counts * SECTOR * scale, sizes).sum())
 
 
@@ -723,7 +737,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     block_set = (per_block + st_pairs) / sampled * SECTOR
     # what the launch reads back after writing it stays in L2 for as long as the block's
     # footprint fits its share (rule 3b)
-    compulsory_read = _bytes_per_buffer(ld_sectors[fetched], buffers, scale) + \
+    compulsory_read = _bytes_per_buffer(ld_sectors[fetched], buffers, scale, pairs=True) + \
         _bytes_per_buffer(ld_sectors[~fetched], buffers, scale) * \
         block_set_misses(block_set, share)
     t.dram_write_bytes = _bytes_per_buffer(st_sectors, buffers, scale)
