@@ -42,10 +42,11 @@ from ..errors import CudakitError, KernelTimeout
 from .progress import fraction_done, issued, loop_done, skip_loop
 
 THREADS = 32768  # threads emulated at most
-#: 32-byte sectors the sample's memory trace may touch, counted per warp access (a warp's
-#: coalesced float load touches 4, a scattered one 32): the cache model's passes go through
-#: them, and take about as long as the emulation did (a grid-stride loop's blocks trace
-#: thousands of accesses each)
+#: the sample's memory trace: warp accesses (rows) and the 32-byte sectors they touch (a
+#: warp's coalesced float load touches 4, a scattered one 32, a broadcast one 1), at most;
+#: the cache model's passes go through both and take about as long as the emulation did (a
+#: grid-stride loop's blocks trace thousands of accesses each)
+ROWS = 1 << 18
 SECTORS = 1 << 20
 SECONDS = 2.5  # emulation time that no further launch of runs may pass (as far as known)
 RUNS = 8  # runs of consecutive blocks spread over the grid
@@ -109,7 +110,7 @@ class _LoopCutter:
 
 class _Budget:
     """The probe block's ``on_timeout``, looked at every ``CHECK`` seconds. The block runs
-    on while it is within the time budget and its trace within ``SECTORS``; a
+    on while it is within the time budget and its trace within ``ROWS`` and ``SECTORS``; a
     loop that another loop follows is cut at an ``EARLY`` part of both (the later loops
     take as long again, each). Past the budgets, ``then`` decides (the
     :class:`_LoopCutter`, or None), else the block stops where its loops tell how far it
@@ -130,7 +131,7 @@ class _Budget:
         elapsed = time.perf_counter() - self.start
         cutting = self.then is not None and self.then.part is not None
         if not cutting and not self.over:
-            used = max(elapsed / self.seconds, self.sectors.count() / SECTORS)
+            used = max(elapsed / self.seconds, self.sectors.used())
             if used < 1:
                 if used >= self.EARLY and self.then is not None and self.then.cut(fr):
                     return True
@@ -148,17 +149,20 @@ class _Budget:
 
 
 class _Sectors:
-    """The sectors a trace's warp accesses touch so far (:func:`warp_sectors`), counted as
-    the trace grows."""
+    """The warp accesses of a trace and the sectors they touch so far
+    (:func:`warp_sectors`), counted as the trace grows."""
 
     def __init__(self, trace: Trace):
-        self.trace, self.seen, self.total = trace, 0, 0
+        self.trace, self.seen, self.rows, self.sectors = trace, 0, 0, 0
 
-    def count(self) -> int:
+    def used(self) -> float:
+        """The part of the trace budget (``ROWS`` and ``SECTORS``) used so far."""
         accesses = self.trace.accesses
-        self.total += sum(warp_sectors(a) for a in accesses[self.seen:])
+        for a in accesses[self.seen:]:
+            self.rows += a.warps
+            self.sectors += warp_sectors(a)
         self.seen = len(accesses)
-        return self.total
+        return max(self.rows / ROWS, self.sectors / SECTORS)
 
 
 _NONE = np.uint64(np.iinfo(np.uint64).max)
@@ -299,9 +303,9 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
         return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
     probe = time.perf_counter() - start
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
-    traced = watch.sectors.count() / first  # per block
+    traced = watch.sectors.used() / first  # per block, of the trace budget
     more = max(0, min(affordable, budget - 1, nblocks - 1,
-                      int(SECTORS / traced) - 1 if traced else nblocks))
+                      int(1 / traced) - 1 if traced else nblocks))
     groups: list[list[tuple[int, int]]] = []
     if more >= nblocks - 1:
         groups = [[(1, nblocks - 1)]] if nblocks > 1 else []

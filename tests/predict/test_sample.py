@@ -195,7 +195,7 @@ def test_a_grid_stride_loop_nvvm_unrolled_is_extrapolated(module):
     assert sample.counter.classes["st.global"] * sample.scale == pytest.approx(n / 32, rel=0.02)
 
 
-def test_the_trace_stays_within_its_budget_of_sectors(module, monkeypatch):
+def test_the_trace_stays_within_its_budget_of_sectors_and_accesses(module, monkeypatch):
     monkeypatch.setattr(sample_module, "SECTORS", 1 << 14)
     monkeypatch.setattr(sample_module._Budget, "CHECK", 0.002)  # looked at every 2 ms
     n = 1 << 22
@@ -217,3 +217,9 @@ def test_the_trace_stays_within_its_budget_of_sectors(module, monkeypatch):
                       (64, 1, 1), 0, seconds=1e9)
     assert many.sampled_blocks == 7 and sectors(many) == 7 * 2 * 1028
     assert many.counter.classes["ld.global"] * many.scale == pytest.approx(n / 32, rel=0.01)
+    # the warp accesses count too (the cache model goes over each): 2 * 257 a block
+    monkeypatch.setattr(sample_module, "SECTORS", 1 << 30)
+    monkeypatch.setattr(sample_module, "ROWS", 1 << 12)
+    rows = run_sample(module.get_function("grid_sum"), [a, out, np.int32(n)], (64, 1, 1),
+                      (64, 1, 1), 0, seconds=1e9)
+    assert rows.sampled_blocks == 7
