@@ -34,8 +34,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
+from ..analysis import counting
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
 from ..errors import CudakitError, KernelTimeout
@@ -149,8 +148,8 @@ class _Budget:
 
 
 class _Sectors:
-    """The warp accesses of a trace and the sectors they touch so far
-    (:func:`warp_sectors`), counted as the trace grows."""
+    """The warp accesses of a trace and the sectors they touch so far, counted as the
+    trace grows."""
 
     def __init__(self, trace: Trace):
         self.trace, self.seen, self.rows, self.sectors = trace, 0, 0, 0
@@ -160,26 +159,9 @@ class _Sectors:
         accesses = self.trace.accesses
         for a in accesses[self.seen:]:
             self.rows += a.warps
-            self.sectors += warp_sectors(a)
+            self.sectors += int(counting.sectors(a).sum())
         self.seen = len(accesses)
         return max(self.rows / ROWS, self.sectors / SECTORS)
-
-
-_NONE = np.uint64(np.iinfo(np.uint64).max)
-
-
-def warp_sectors(batch) -> int:
-    """The distinct 32-byte sectors each warp of an access batch touches, summed.
-
-    >>> from types import SimpleNamespace
-    >>> address = np.arange(32, dtype=np.uint64)[None, :] * np.array([[4], [128]], np.uint64)
-    >>> warp_sectors(SimpleNamespace(address=address, mask=np.ones((2, 32), bool)))
-    36
-    """
-    keys = np.sort(np.where(batch.mask, batch.address >> np.uint64(5), _NONE), axis=1)
-    first = np.ones(keys.shape, bool)
-    first[:, 1:] = keys[:, 1:] != keys[:, :-1]
-    return int((first & (keys != _NONE)).sum())
 
 
 def plan_runs(nblocks: int, per_run: int, runs: int = RUNS, row: int = 0) -> list[tuple[int, int]]:

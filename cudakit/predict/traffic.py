@@ -497,6 +497,30 @@ def written_first(accesses) -> np.ndarray:
     return both[store_at[si] < load_at[li]]
 
 
+def _in_buffers(sectors: np.ndarray, buffers) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per sector, the allocation it lies in (an index into ``buffers`` sorted by address)
+    and whether it lies in one at all; and the allocations' sizes in that order."""
+    bases = np.array([(int(b) - HEAP_BASE) // SECTOR for b in buffers], np.int64)
+    sizes = np.array([b.nbytes for b in buffers], np.float64)
+    order = np.argsort(bases)
+    bases, sizes = bases[order], sizes[order]
+    if not bases.size:
+        return np.zeros(sectors.size, np.int64), np.zeros(sectors.size, bool), sizes
+    which = np.searchsorted(bases, sectors, side="right") - 1
+    inside = (which >= 0) & (sectors < bases[np.maximum(which, 0)] +
+                             -(-sizes[np.maximum(which, 0)] // SECTOR))
+    return which, inside, sizes
+
+
+def _pair_weights(sectors: np.ndarray, pairs: bool) -> np.ndarray:
+    """What each of the distinct, sorted ``sectors`` costs in sectors: one, or with
+    ``pairs`` two for the first of an aligned pair and none for its neighbour."""
+    if not pairs:
+        return np.ones(sectors.size)
+    pair = sectors >> 1
+    return np.r_[True, pair[1:] != pair[:-1]] * 2.0
+
+
 def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float, pairs: bool = False) -> float:
     """Distinct sectors scaled to the launch, per allocation at most its size. ``pairs``: in
     aligned pairs of sectors, as DRAM serves reads (a 32-byte sector read alone costs 64 bytes
@@ -510,22 +534,31 @@ def _bytes_per_buffer(sectors: np.ndarray, buffers, scale: float, pairs: bool = 
     sectors = distinct(sectors)
     if not sectors.size:
         return 0.0
-    # a distinct sector stands for itself, or for its pair where its pair is new
-    weight = np.full(sectors.size, 1.0)
-    if pairs:
-        pair = sectors >> 1
-        weight = np.r_[True, pair[1:] != pair[:-1]] * 2.0
-    bases = np.array([(int(b) - HEAP_BASE) // SECTOR for b in buffers], np.int64)
-    sizes = np.array([b.nbytes for b in buffers], np.float64)
-    order = np.argsort(bases)
-    bases, sizes = bases[order], sizes[order]
-    which = np.searchsorted(bases, sectors, side="right") - 1
-    inside = (which >= 0) & (sectors < bases[np.maximum(which, 0)] +
-                             -(-sizes[np.maximum(which, 0)] // SECTOR)) if bases.size else \
-        np.zeros(sectors.size, bool)
+    weight = _pair_weights(sectors, pairs)
+    which, inside, sizes = _in_buffers(sectors, buffers)
     total = float(weight[~inside].sum()) * SECTOR * scale  # __device__ arrays and such
-    counts = np.bincount(which[inside], weight[inside], minlength=bases.size)
+    counts = np.bincount(which[inside], weight[inside], minlength=sizes.size)
     return total + float(np.minimum(counts * SECTOR * scale, sizes).sum())
+
+
+def pair_factor(sectors: np.ndarray, buffers, l2_bytes: float) -> float:
+    """DRAM bytes per byte of sectors missed in L2: the sectors, those of allocations larger
+    than the L2 (whose re-reads miss) counted in aligned pairs, over the sectors counted
+    alone. A gather of single words from 64 MB: about 2; a stream, or data the L2 keeps: 1.
+
+    >>> class Buffer(int):
+    ...     nbytes = 1 << 30
+    >>> from cudakit.emu.memory import HEAP_BASE
+    >>> pair_factor(np.array([0, 2, 4, 6]), [Buffer(HEAP_BASE)], 50e6)
+    2.0
+    """
+    sectors = distinct(sectors)
+    which, inside, sizes = _in_buffers(sectors, buffers)
+    large = inside & (sizes[which] > l2_bytes) if sizes.size else inside
+    if not large.any():
+        return 1.0
+    paired = float(_pair_weights(sectors[large], True).sum())
+    return (paired + float(np.count_nonzero(~large))) / sectors.size
 
 
 def written_back(footprint: float, l2_bytes: float) -> float:
@@ -752,7 +785,11 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     else:
         wave_set = min(compulsory_read, (ends + per_extra * blocks_per_wave) * SECTOR)
         waves = sample.total_blocks / blocks_per_wave
-        t.dram_read_bytes = max(compulsory_read, min(t.l2_read_bytes, waves * wave_set))
+        # what misses in L2 comes from DRAM in pairs of sectors: data read in scattered
+        # sectors (a gather from an array larger than the L2) costs twice its bytes
+        pairs = pair_factor(ld_sectors[fetched], buffers, l2_bytes)
+        t.dram_read_bytes = max(compulsory_read,
+                                pairs * min(t.l2_read_bytes, waves * wave_set))
     if l2_bytes > 0:  # rule 4: writes the L2 keeps, launch after launch
         t.dram_write_bytes *= written_back(t.footprint_bytes, l2_bytes)
     # rule 3b: a block's own re-reads and re-writes beyond its L2 share (none when all the

@@ -63,6 +63,10 @@ __global__ void count_keys(const int *key, unsigned *counts, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(&counts[key[i]], 1u);
 }
+__global__ void gather(const float *src, const int *index, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = src[index[i]];
+}
 __global__ void copy(const float *a, float *b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) b[i] = a[i];

@@ -540,3 +540,19 @@ def test_a_comparison_names_what_differs_between_two_launches():
     other = fma.compare(small)
     assert other.labels == ("fma_loop", "copy")
     assert f"fma_loop is FP32-bound, copy {small.bound}-bound" in other.summary
+
+
+def test_a_gather_from_an_array_larger_than_l2_moves_pairs_of_sectors():
+    # out[i] = src[index[i]] with random indices into 128 MiB: each 4-byte read misses L2 and
+    # DRAM moves 64 bytes for it (Nsight Compute on the H100, benchmarks/dram_random.py)
+    n, size = 1 << 22, 1 << 25
+    index = np.random.default_rng(5).integers(0, size, n).astype(np.int32)
+    p = cudakit.predict(SOURCE, "gather", grid=(n // 256,), block=(256,),
+                        args=[np.zeros(size, np.float32), index, np.zeros(n, np.float32),
+                              np.int32(n)])
+    assert p.counts["dram_read_bytes"] == pytest.approx(n * 64 + n * 4, rel=0.05)
+    # the same gather from 4 MiB, which the L2 keeps: each sector once, no pairs beyond it
+    small = cudakit.predict(SOURCE, "gather", grid=(n // 256,), block=(256,),
+                            args=[np.zeros(1 << 20, np.float32), index % (1 << 20),
+                                  np.zeros(n, np.float32), np.int32(n)])
+    assert small.counts["dram_read_bytes"] <= (1 << 22) + n * 4 + 1e5

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cudakit import LaunchError, emu
+from cudakit.analysis import counting
 from cudakit.predict import sample as sample_module
 from cudakit.predict.sample import plan_runs, run_sample
 from cudakit.predict.traffic import traffic
@@ -203,7 +204,7 @@ def test_the_trace_stays_within_its_budget_of_sectors_and_accesses(module, monke
     out = emu.mem_alloc(64 * 256 * 4)
 
     def sectors(s):
-        return sum(sample_module.warp_sectors(batch) for batch in s.trace.accesses)
+        return sum(int(counting.sectors(batch).sum()) for batch in s.trace.accesses)
 
     # one long block, all the time in the world: stopped at the budget and extrapolated
     one = run_sample(module.get_function("grid_sum"), [a, out, np.int32(n)], (1, 1, 1),
