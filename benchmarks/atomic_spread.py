@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import batch_ms, gpu_line
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_atomic_spread.json"
 N = 1 << 24
@@ -57,25 +57,11 @@ def record(path: Path) -> None:
         for kind in ("float", "unsigned"):
             sums = cupy.zeros(spacing * distinct, cupy.float32 if kind == "float" else cupy.uint32)
             fn = module.get_function(f"add_{kind}")
-
-            def launch(fn=fn, key=key, sums=sums):
-                fn((N // 256,), (256,), (key, sums, np.int32(N)))
-            for _ in range(3):
-                launch()
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            times = []
-            for _ in range(10):
-                start.record()
-                for _ in range(5):
-                    launch()
-                end.record()
-                end.synchronize()
-                times.append(cupy.cuda.get_elapsed_time(start, end) / 5)
-            out[f"{kind} {name}"] = statistics.median(times)
+            out[f"{kind} {name}"] = batch_ms(
+                lambda fn=fn, key=key, sums=sums: fn((N // 256,), (256,),
+                                                     (key, sums, np.int32(N))))
             print(f"{kind:8s} {name:28s} {out[f'{kind} {name}']:.4f} ms", flush=True)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout
-    path.write_text(json.dumps({"device": smi.strip(), "threads": N, "ms": out}, indent=1) + "\n")
+    path.write_text(json.dumps({"device": gpu_line(), "threads": N, "ms": out}, indent=1) + "\n")
 
 
 def compare(path: Path = FIXTURE) -> list[dict]:

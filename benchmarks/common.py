@@ -21,7 +21,6 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
-import nbformat
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +34,8 @@ def cell_sources(notebook: str | Path) -> list[tuple[str, tuple[str, ...]]]:
     from cudakit.magic import parse_line
 
     path = Path(notebook) if Path(notebook).is_absolute() else ROOT / "labs" / notebook
+    import nbformat  # here: the GPU machine has no nbformat, and scripts there use the rest
+
     nb = nbformat.read(path, as_version=4)
     cells = []
     for cell in nb.cells:
@@ -139,6 +140,33 @@ def time_ms(fn: Callable[[], object], warmup: int = 3, repeat: int = 30) -> floa
         stop.synchronize()
         samples.append(cp.cuda.get_elapsed_time(start, stop))
     return float(np.median(samples))
+
+
+def batch_ms(launch: Callable[[], object], warmup: int = 3, samples: int = 10,
+             batch: int = 5) -> float:
+    """Median time of one ``launch()`` in milliseconds: ``samples`` CUDA-event samples, each
+    of ``batch`` launches back to back (their issue overlaps the GPU's work), after
+    ``warmup`` launches. For the probes that time one kernel in many variants."""
+    import cupy as cp
+
+    for _ in range(warmup):
+        launch()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(samples):
+        start.record()
+        for _ in range(batch):
+            launch()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) / batch)
+    return float(np.median(times))
+
+
+def gpu_line() -> str:
+    """``nvidia-smi``'s name and driver of the GPU: what a fixture records it was timed on."""
+    return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 
 
 def relative_error(got, ref) -> float:

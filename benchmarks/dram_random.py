@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import batch_ms, gpu_line
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_dram_random.json"
 FLOATS = 1 << 28  # 1 GiB read from
@@ -54,26 +54,12 @@ def record(path: Path) -> None:
     result = {}
     for name, lanes, pieces in PATTERNS:
         start = cupy.asarray(starts(lanes, pieces))
-
-        def launch(start=start, lanes=lanes, pieces=pieces):
-            fn((WARPS * 32 // 256,), (256,), (data, start, out, np.int32(lanes),
-                                               np.int32(pieces)))
-        for _ in range(3):
-            launch()
-        begin, end = cupy.cuda.Event(), cupy.cuda.Event()
-        times = []
-        for _ in range(10):
-            begin.record()
-            for _ in range(5):
-                launch()
-            end.record()
-            end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(begin, end) / 5)
-        result[name] = statistics.median(times)
+        result[name] = batch_ms(
+            lambda start=start, lanes=lanes, pieces=pieces: fn(
+                (WARPS * 32 // 256,), (256,),
+                (data, start, out, np.int32(lanes), np.int32(pieces))))
         print(f"{name:16s} {result[name]:.4f} ms", flush=True)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout
-    path.write_text(json.dumps({"device": smi.strip(), "warps": WARPS, "ms": result},
+    path.write_text(json.dumps({"device": gpu_line(), "warps": WARPS, "ms": result},
                                indent=1) + "\n")
 
 
