@@ -33,7 +33,7 @@ from .device import load
 from .model import Launch, estimate
 from .result import Prediction
 from .sample import SECONDS, run_sample
-from .sass import shared_waits, stall_cycles
+from .sass import aggregates_atomics, shared_waits, stall_cycles
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -122,7 +122,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     shared_per_sm = together * (info.shared_static + int(shared))
     l1 = max(dev.l1_bytes_per_sm - shared_per_sm, 0) / together
     t = traffic(sample, grid3, buffers, l1_bytes_per_block=l1, l2_bytes=dev.l2_bytes,
-                blocks_per_wave=dev.sm_count * resident)
+                blocks_per_wave=dev.sm_count * resident,
+                aggregated=aggregates_atomics(cubin, mangled))
     c = sample.counter
     s = sample.scale
     classes = {k: v * s for k, v in c.classes.items()}

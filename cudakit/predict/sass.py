@@ -207,6 +207,39 @@ def read_stalls(listing: str) -> dict[str, dict[str, float]]:
     return out
 
 
+def read_aggregated(listing: str) -> dict[str, bool]:
+    r"""Per function of an ``nvdisasm`` listing: whether ptxas folded a warp's atomic adds
+    into one (a ``POPC`` of the voting lanes, then a single ``RED``/``ATOM`` for them all:
+    what it makes of ``atomicAdd(p, 1)`` on a warp-uniform address; the PTX still has one
+    atomic per lane).
+
+    >>> read_aggregated("\n".join([".text.k:", "  /*0030*/  VOTEU.ANY UR4, UPT, PT ;",
+    ...                            "  /*0050*/  POPC R5, UR4 ;",
+    ...                            "  /*0080*/  @P0 REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;"]))
+    {'k': True}
+    """
+    out: dict[str, bool] = {}
+    name, since = None, None  # instructions since the last POPC
+    for line in listing.splitlines():
+        function = _FUNCTION.match(line.strip())
+        if function:
+            name, since = function.group(1) or function.group(2), None
+            out[name] = False
+            continue
+        match = _INSTRUCTION.search(line)
+        if name is None or not match:
+            continue
+        opcode = match.group(1)
+        if opcode.startswith("POPC"):
+            since = 0
+        elif since is not None:
+            since += 1
+            if opcode.split(".")[0] in ("RED", "REDG", "ATOM", "ATOMG") and \
+                    ".ADD" in opcode and since <= 8:
+                out[name] = True
+    return out
+
+
 def nvdisasm_path() -> str | None:
     """``nvdisasm`` where nvcc would be found (:func:`cudakit.compiler.toolkit_program`)."""
     from ..compiler import toolkit_program
@@ -215,10 +248,11 @@ def nvdisasm_path() -> str | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict]]:
+def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
+                                                     dict[str, bool]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}, {}
+        return {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
@@ -227,10 +261,10 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
                                   timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}, {}
+            return {}, {}, {}
     if done.returncode != 0:
-        return {}, {}
-    return read_waits(done.stdout), read_stalls(done.stdout)
+        return {}, {}, {}
+    return read_waits(done.stdout), read_stalls(done.stdout), read_aggregated(done.stdout)
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
@@ -244,3 +278,9 @@ def stall_cycles(cubin: bytes, mangled: str) -> dict[str, float] | None:
     ``mangled``'s loops by their stall counts (:func:`read_stalls`), or None (no nvdisasm,
     or no such function)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[1].get(mangled)
+
+
+def aggregates_atomics(cubin: bytes, mangled: str) -> bool:
+    """Whether ptxas folds kernel ``mangled``'s atomic adds per warp (:func:`read_aggregated`;
+    False without nvdisasm)."""
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[2].get(mangled, False)
