@@ -13,13 +13,12 @@ Written by hand: it joins a key generator, the GPU's clock and the model.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import batch_ms, gpu_line
+from benchmarks.common import batch_ms, gpu_line, probe_main, probe_row
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_atomic_spread.json"
 N = 1 << 24
@@ -75,23 +74,15 @@ def compare(path: Path = FIXTURE) -> list[dict]:
             p = cudakit.predict(SOURCE, f"add_{kind}", grid=(N // 256,), block=(256,),
                                 args=[key, np.zeros(spacing * distinct, dtype), np.int32(N)])
             measured = stored[f"{kind} {name}"]
-            rows.append({"pattern": f"{kind} {name}", "measured_ms": measured,
-                         "predicted_ms": p.ms, "error_pct": (p.ms / measured - 1) * 100,
-                         "bound": p.bound})
+            rows.append(probe_row(f"{kind} {name}", measured, p))
             print(f"| {kind} {name} | {measured:.4f} | {p.ms:.4f} | "
                   f"{rows[-1]['error_pct']:+.0f}% | {p.bound} |", flush=True)
     return rows
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--record", metavar="JSON", help="time the patterns on this GPU")
-    args = parser.parse_args(argv)
-    if args.record:
-        record(Path(args.record))
-    else:
-        print("| pattern | H100 ms | predicted ms | error | bound |\n|---|---|---|---|---|")
-        compare()
+    probe_main(argv, __doc__, record, compare,
+               "| pattern | H100 ms | predicted ms | error | bound |\n|---|---|---|---|---|")
 
 
 if __name__ == "__main__":

@@ -169,6 +169,28 @@ def gpu_line() -> str:
                            "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 
 
+def probe_row(pattern: str, measured: float, p, **extra) -> dict:
+    """One row of a probe's comparison: the H100's time, the prediction ``p``, the error."""
+    return {"pattern": pattern, "measured_ms": measured, "predicted_ms": p.ms,
+            "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound, **extra}
+
+
+def probe_main(argv, doc: str, record: Callable[[Path], None], compare: Callable[[], object],
+               header: str) -> None:
+    """A probe's command line: ``--record JSON`` times it on this GPU, else its predictions
+    are printed under the Markdown table ``header`` beside the stored times."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--record", metavar="JSON", help="time the patterns on this GPU")
+    args = parser.parse_args(argv)
+    if args.record:
+        record(Path(args.record))
+    else:
+        print(header)
+        compare()
+
+
 def relative_error(got, ref) -> float:
     """‖got − ref‖ / ‖ref‖ in float64 (NaN or infinity counts as a failure)."""
     got = np.asarray(got, dtype=np.float64)

@@ -13,13 +13,12 @@ Written by hand: it joins a start generator, the GPU's clock and the model.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import batch_ms, gpu_line
+from benchmarks.common import batch_ms, gpu_line, probe_main, probe_row
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_dram_random.json"
 FLOATS = 1 << 28  # 1 GiB read from
@@ -74,24 +73,16 @@ def compare(path: Path = FIXTURE) -> list[dict]:
                             args=[data, starts(lanes, pieces), np.zeros(WARPS, np.float32),
                                   np.int32(lanes), np.int32(pieces)])
         measured = stored[name]
-        rows.append({"pattern": name, "measured_ms": measured, "predicted_ms": p.ms,
-                     "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound,
-                     "dram_read_bytes": p.counts["dram_read_bytes"]})
+        rows.append(probe_row(name, measured, p, dram_read_bytes=p.counts["dram_read_bytes"]))
         print(f"| {name} | {measured:.4f} | {p.ms:.4f} | {rows[-1]['error_pct']:+.0f}% | "
               f"{p.bound} | {p.counts['dram_read_bytes'] / 1e6:.0f} |", flush=True)
     return rows
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--record", metavar="JSON", help="time the patterns on this GPU")
-    args = parser.parse_args(argv)
-    if args.record:
-        record(Path(args.record))
-    else:
-        print("| pattern | H100 ms | predicted ms | error | bound | DRAM MB read |\n"
-              "|---|---|---|---|---|---|")
-        compare()
+    probe_main(argv, __doc__, record, compare,
+               "| pattern | H100 ms | predicted ms | error | bound | DRAM MB read |\n"
+               "|---|---|---|---|---|---|")
 
 
 if __name__ == "__main__":
