@@ -6,6 +6,9 @@ traffic the model counts for them (``cudakit.predict``'s counts).
     python -m benchmarks.ncu_probe --compare probe.csv [SELECTOR ...]         # here
     python -m benchmarks.ncu_probe --compare \\
         benchmarks/fixtures/h100_partial_stores.ncu.csv.gz                     # the fixture
+    ncu --csv --page raw $(python -m benchmarks.ncu_probe --sections) \\
+        python -m benchmarks.ncu_probe --launch $(python -m benchmarks.ncu_probe --waits-selectors)
+    python -m benchmarks.ncu_probe --waits benchmarks/fixtures/h100_period_waits.ncu.csv.gz
 
 A selector names one launch:
 
@@ -22,13 +25,23 @@ Without selectors, the launches are :data:`SELECTORS`. The fixture
 (2026-11-24, with the extra metrics of :data:`EXTRA`). ``--compare`` joins ncu's CSV (in the
 order of the selectors) with the model's counts of the same launches: DRAM bytes read and
 written, L2 sectors read and written.
+
+``--waits`` reads ncu's raw page (every metric of :data:`SECTIONS`) for :data:`WAITS`, the
+launches whose loads wait for DRAM while most of their sectors hit in L1 (lab 21's stencils),
+with neighbours that do not (copies, transposes, the matmul steps at 1000^3): how long they
+took, the DRAM bandwidth they drew, their L1 hit rate, and the cycles a warp stalled on loads
+per instruction issued, against the model's time. The fixture
+``benchmarks/fixtures/h100_period_waits.ncu.csv.gz`` is that page on the H100 (2026-11-28,
+clocks locked to base by ncu).
 Written by hand: it joins two tools' outputs that know nothing of each other.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
+import gzip
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +66,18 @@ SELECTORS = (
     "03_threads_blocks:scale2d:256x1024x1", "03_threads_blocks:scale2d:2048x128x1",
     "03_threads_blocks:scale2d:8192x32x1", "03_threads_blocks:square_chunks",
     "03_threads_blocks:square_interleaved")
+
+#: launches of ``--waits``: the 2-D stencils with their copy ceiling, the transposes at 256 MiB,
+#: the matmul steps at 1000^3
+WAITS = ("21_stencil:copy4", "21_stencil:heat2d:64x4096x1", "21_stencil:heat2d_shared:256x1024x1",
+         "21_stencil:heat2d_rows:64x512x1", "21_stencil:heat2d_vec4:64x2048x1",
+         "11_transpose:copy:256x256x1", "11_transpose:transpose_padded:256x256x1",
+         "11_transpose:transpose_vec4:256x256x1", "12_matmul:matmul_dbuf:8x8x1",
+         "12_matmul:sgemm:8x8x2", "12_matmul:sgemm_async:8x8x1")
+#: the Nsight Compute sections of ``--waits``
+SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Chart",
+            "WarpStateStats", "Occupancy", "LaunchStats", "SchedulerStats",
+            "ComputeWorkloadAnalysis", "InstructionStats")
 
 #: kernels that store parts of sectors; ``n`` floats, 256 threads per block
 PROBE_SOURCE = r"""
@@ -179,17 +204,63 @@ def compare(ncu_csv: Path, selectors: list[str]) -> str:
     return "\n".join(rows)
 
 
+def read_raw(path: Path) -> list[dict]:
+    """ncu's ``--page raw`` CSV (gzipped or not): one {metric: value} per launch, numbers where
+    they parse."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        lines = [line for line in f if not line.startswith("==")]
+    rows = list(csv.DictReader(lines))[1:]  # the first row gives the units
+    return [{k: _number(v) for k, v in row.items()} for row in rows]
+
+
+def _number(text: str):
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return text
+
+
+def waits(ncu_csv: Path, selectors: list[str]) -> str:
+    """Per launch of :data:`WAITS`: what ncu measured of its waits, and the model's time."""
+    from cudakit.predict.replay import Replay
+
+    measured = read_raw(ncu_csv)
+    replay = Replay("H100")
+    rows = ["| launch | ncu µs (base clock) | DRAM TB/s | L1 hit % | load stalls per issue | "
+            "warps active % | model ms | model's bound |", "|---|---|---|---|---|---|---|---|"]
+    for selector, m in zip(selectors, measured, strict=True):
+        p = replay.op(*resolve(selector), {})
+        stalls = m["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"]
+        rows.append(
+            f"| {selector} | {m['gpu__time_duration.sum'] / 1e3:.1f} | "
+            f"{m['dram__bytes.sum.per_second'] / 1e12:.2f} | "
+            f"{m['l1tex__t_sector_hit_rate.pct']:.0f} | {stalls:.1f} | "
+            f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f} | {p.ms:.4f} | "
+            f"{p.bound} |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--metrics", action="store_true", help="print the metrics for ncu")
     what.add_argument("--launch", action="store_true", help="run the launches (on a GPU)")
     what.add_argument("--compare", metavar="NCU_CSV", help="the table against ncu's CSV")
+    what.add_argument("--sections", action="store_true", help="print --section options for ncu")
+    what.add_argument("--waits-selectors", action="store_true", help="print WAITS")
+    what.add_argument("--waits", metavar="NCU_RAW_CSV", help="the waits table (ncu --page raw)")
     parser.add_argument("selectors", nargs="*")
     options = parser.parse_args(argv)
     selectors = options.selectors or list(SELECTORS)
     if options.metrics:
         print(",".join(METRICS + EXTRA))
+    elif options.sections:
+        print(" ".join(f"--section {name}" for name in SECTIONS))
+    elif options.waits_selectors:
+        print(" ".join(WAITS))
+    elif options.waits:
+        print(waits(Path(options.waits), options.selectors or list(WAITS)))
     elif options.launch:
         launch(selectors)
     else:

@@ -13,8 +13,8 @@ literature's, with no constant fitted to the labs' measurements:
   pipe takes at least 80 % of the issue slots, that pipe is named (an FFMA loop is
   "FP32-bound": on the H100 the FP32 pipe and issue have the same rate).
 * **Latency bound** (Hong & Kim, ISCA 2009; Little's law): a warp waits once per memory
-  period (the emulator's scoreboard counts them) for the average latency of where its loads
-  hit (L1, L2, DRAM), once per shared-memory period, and at each ``__syncthreads()``; a
+  period (the emulator's scoreboard counts them) for the slowest of its loads
+  (:func:`period_wait`), once per shared-memory period, and at each ``__syncthreads()``; a
   block's barriers make it wait for its slowest warp, so its periods count; the
   warps resident together overlap their waits, so each round of resident blocks takes at
   least one warp's chain of waits plus its own issue, which is no faster than the stall
@@ -172,15 +172,43 @@ def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, flo
     """A block's waits per warp in cycles (its slowest warp's loads, shared loads and
     barriers), their barrier part, and the load latency used (by where loads hit; ``dram``:
     the DRAM latency under this launch's load, else the idle one)."""
-    t = x.traffic
-    loaded = t.global_load_sectors * 32
-    to_l2 = min(1.0, t.l2_read_bytes / loaded) if loaded else 0.0  # local memory: L1 hits
-    to_dram = min(1.0, t.dram_read_bytes / t.l2_read_bytes) if t.l2_read_bytes else 1.0
-    load = (1 - to_l2) * d.l1_latency_cycles + to_l2 * (
-        (1 - to_dram) * d.l2_latency_cycles + to_dram * (dram or d.dram_latency_cycles))
+    load = period_wait(x, d, dram)
     barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
     waits = x.chain_periods * load + x.chain_shared_periods * shared_wait(x, d) + barriers
     return waits, barriers, load
+
+
+def period_wait(x: Launch, d, dram: float | None = None) -> float:
+    """Cycles a warp waits per memory period: the loads of a period are in flight together and
+    the warp waits for the slowest. A period that reads a line from the L2 waits for the L2
+    (or, at the launch's share of L2 reads that miss, for DRAM: ``dram``, the DRAM latency
+    under load), however many of its loads hit in L1; the launch's L2 lines are spread over
+    its periods, so periods without one are those beyond the lines there are.
+
+    (Weighting each sector by where it hits instead let a 5-point stencil's L1 hits of its
+    neighbours dilute the wait for its centre row from DRAM: lab 21's ``heat2d_rows`` was
+    -17 %, now -3 %; ``heat2d`` -20 %, now -13 %. Taking the slowest of a period's L2 lines,
+    each missing independently, made the tiled matmuls wait for DRAM at every step, where
+    their blocks share tiles through the L2: ``sgemm`` at 2048^3 +7 %, out of order.)
+
+    >>> from types import SimpleNamespace as NS
+    >>> d = NS(l1_latency_cycles=40, l2_latency_cycles=280, dram_latency_cycles=700)
+    >>> t = NS(global_load_sectors=64, l2_read_bytes=256, dram_read_bytes=128)
+    >>> x = NS(periods=4, traffic=t)  # 2 L2 lines in 4 periods, one of them from DRAM
+    >>> period_wait(x, d)  # half the periods wait for the L2, half of those for DRAM
+    265.0
+    """
+    t = x.traffic
+    periods = x.periods
+    if periods <= 0 or t.l2_read_bytes <= 0:  # no global reads beyond L1 (local memory)
+        return float(d.l1_latency_cycles)
+    lines = t.l2_read_bytes / 128 / periods
+    from_l2 = min(1.0, lines)
+    missed = min(1.0, t.dram_read_bytes / t.l2_read_bytes)
+    from_dram = from_l2 * missed
+    return (from_dram * (dram or d.dram_latency_cycles)
+            + (from_l2 - from_dram) * d.l2_latency_cycles
+            + (1 - from_l2) * d.l1_latency_cycles)
 
 
 def shared_wait(x: Launch, d) -> float:

@@ -4,6 +4,8 @@ expected cycles are worked out from the device's figures as the docstrings state
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cudakit.predict import load
@@ -15,6 +17,7 @@ from cudakit.predict.model import (
     estimate,
     hong_kim,
     loaded,
+    period_wait,
 )
 from cudakit.predict.traffic import Traffic
 
@@ -144,3 +147,24 @@ def test_blocks_resident_together_wait_at_their_barriers_together():
                blocks_per_sm=2, traffic=traffic)
     p = estimate(x, D)
     assert p.bound == "barrier" and "keep the 2 resident blocks in step" in p.explanation
+
+
+def test_a_period_waits_for_its_slowest_load_not_the_average_sector():
+    # a 5-point stencil's warp: one period of five loads, 22 sectors; the centre row's line
+    # comes from DRAM, the neighbours' 18 sectors hit in L1. The warp waits for DRAM.
+    traffic = Traffic(global_load_requests=5, global_load_sectors=22, global_lines=6,
+                      l1_hit_bytes=18 * 32, l2_read_bytes=128, dram_read_bytes=128)
+    stencil = Launch(classes={"fp32": 5}, issued=30, cycles=30, warps=1, periods=1,
+                     shared_periods=0, chain_periods=1, chain_shared_periods=0, blocks=1,
+                     warps_per_block=1, blocks_per_sm=1, traffic=traffic)
+    assert period_wait(stencil, D) == pytest.approx(D.dram_latency_cycles)
+    # with four periods for that one line, three wait only for the L1
+    four = dataclasses.replace(stencil, periods=4)
+    assert period_wait(four, D) == pytest.approx(
+        (D.dram_latency_cycles + 3 * D.l1_latency_cycles) / 4)
+    # four lines from the L2 in one period, one of them from DRAM: a quarter of the L2's
+    # lines miss, so the period waits a quarter of the time for DRAM
+    shared_tiles = dataclasses.replace(stencil, traffic=dataclasses.replace(
+        traffic, l2_read_bytes=512, l1_hit_bytes=0))
+    assert period_wait(shared_tiles, D) == pytest.approx(
+        (D.dram_latency_cycles + 3 * D.l2_latency_cycles) / 4)
