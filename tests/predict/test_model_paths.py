@@ -158,12 +158,13 @@ def test_a_period_waits_for_its_slowest_load_not_the_average_sector():
                      shared_periods=0, chain_periods=1, chain_shared_periods=0, blocks=1,
                      warps_per_block=1, blocks_per_sm=1, traffic=traffic)
     assert period_wait(stencil, D) == pytest.approx(D.dram_latency_cycles)
-    # with four periods for that one line, three wait only for the L1
-    four = dataclasses.replace(stencil, periods=4)
+    # one sector from DRAM in four periods: three of them wait only for the L1
+    four = dataclasses.replace(stencil, periods=4, traffic=dataclasses.replace(
+        traffic, l2_read_bytes=32, dram_read_bytes=32))
     assert period_wait(four, D) == pytest.approx(
         (D.dram_latency_cycles + 3 * D.l1_latency_cycles) / 4)
     # four lines from the L2 in one period, one of them from DRAM: a quarter of the L2's
-    # lines miss, so the period waits a quarter of the time for DRAM
+    # sectors miss, so the period waits a quarter of the time for DRAM
     shared_tiles = dataclasses.replace(stencil, traffic=dataclasses.replace(
         traffic, l2_read_bytes=512, l1_hit_bytes=0))
     assert period_wait(shared_tiles, D) == pytest.approx(
