@@ -180,21 +180,24 @@ def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, flo
 
 def period_wait(x: Launch, d, dram: float | None = None) -> float:
     """Cycles a warp waits per memory period: the loads of a period are in flight together and
-    the warp waits for the slowest. A period that reads a sector from the L2 waits for the L2
+    the warp waits for the slowest. A period with a request that misses L1 waits for the L2
     (or, at the launch's share of L2 reads that miss, for DRAM: ``dram``, the DRAM latency
-    under load), however many of its loads hit in L1; the launch's L2 sectors are spread over
-    its periods, so periods without one are those beyond the sectors there are.
+    under load), however many of its other loads hit; the launch's L1-missing requests
+    (``l2_read_requests``) are spread over its periods, so periods without one are those
+    beyond the requests there are.
 
     (Weighting each sector by where it hits instead let a 5-point stencil's L1 hits of its
     neighbours dilute the wait for its centre row from DRAM: lab 21's ``heat2d_rows`` was
-    -17 %, now -3 %; ``heat2d`` -20 %, now -13 %. Taking the slowest of a period's L2 lines,
-    each missing independently, made the tiled matmuls wait for DRAM at every step, where
-    their blocks share tiles through the L2: ``sgemm`` at 2048^3 +7 %, out of order.)
+    -17 %, now -3 %; ``heat2d`` -20 %, now -13 %. Counting sectors rather than requests made
+    a thread-per-row loop, whose request reads 32 new sectors one time in eight, wait for the
+    L2 every time. Taking the slowest of a period's L2 lines, each missing independently,
+    made the tiled matmuls wait for DRAM at every step, where their blocks share tiles
+    through the L2: ``sgemm`` at 2048^3 +7 %.)
 
     >>> from types import SimpleNamespace as NS
     >>> d = NS(l1_latency_cycles=40, l2_latency_cycles=280, dram_latency_cycles=700)
-    >>> t = NS(global_load_sectors=64, l2_read_bytes=64, dram_read_bytes=32)
-    >>> x = NS(periods=4, traffic=t)  # 2 L2 sectors in 4 periods, one of them from DRAM
+    >>> t = NS(l2_read_requests=2, l2_read_bytes=64, dram_read_bytes=32)
+    >>> x = NS(periods=4, traffic=t)  # 2 requests to the L2 in 4 periods, half from DRAM
     >>> period_wait(x, d)  # half the periods wait for the L2, half of those for DRAM
     265.0
     """
@@ -202,7 +205,7 @@ def period_wait(x: Launch, d, dram: float | None = None) -> float:
     periods = x.periods
     if periods <= 0 or t.l2_read_bytes <= 0:  # no global reads beyond L1 (local memory)
         return float(d.l1_latency_cycles)
-    from_l2 = min(1.0, t.l2_read_bytes / 32 / periods)
+    from_l2 = min(1.0, t.l2_read_requests / periods)
     missed = min(1.0, t.dram_read_bytes / t.l2_read_bytes)
     from_dram = from_l2 * missed
     return (from_dram * (dram or d.dram_latency_cycles)

@@ -292,6 +292,7 @@ class Traffic:
     atomic_line_int: float = 0.0  # one word (the most lanes on a word, summed per request)
     constant_replays: float = 0.0  # a __constant__ read's distinct addresses beyond its first
     l1_hit_bytes: float = 0.0
+    l2_read_requests: float = 0.0  # load requests with a sector from the L2 (L1 misses)
     l2_read_bytes: float = 0.0
     l2_write_bytes: float = 0.0
     dram_read_bytes: float = 0.0
@@ -453,6 +454,36 @@ class _Pairs:
         if not self.blocks:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate(self.blocks), np.concatenate(self.sectors)
+
+
+def first_touch_share(accesses, gx: int, gy: int) -> float:
+    """The share of global load requests (one per warp and load) that read a sector their
+    block has not read before, in the trace's program order: the requests that must go to
+    the L2 even with an L1 of any size. A thread-per-row loop reading 4-byte words reads a
+    new sector one time in eight; a stencil's row below, every time.
+
+    >>> from cudakit.emu.trace import AccessBatch
+    >>> def load(word):  # a warp of block 0 reading 32 consecutive words from ``word``
+    ...     address = (HEAP_BASE + 4 * (word + np.arange(32, dtype=np.uint64)))[None, :]
+    ...     return AccessBatch("k", 0, 0, 0, "global", "ld", 4, np.zeros((1, 3), np.int64),
+    ...                        np.zeros(1, np.int64), np.ones((1, 32), bool), address)
+    >>> first_touch_share([load(0), load(0), load(32), load(4)], 1, 1)  # 2 of 4 new
+    0.5
+    """
+    keys, requests, offset = [], [], 0
+    for a in accesses:
+        if a.space != "global" or a.op != "ld" or not a.warps:
+            continue
+        rows, sectors = _lane_sectors(a)
+        keys.append(pair_keys(_block_ids(a, gx, gy)[rows], sectors))
+        requests.append(offset + rows)
+        offset += a.warps
+    if not keys:
+        return 0.0
+    _, first = np.unique(np.concatenate(keys), return_index=True)
+    touching = distinct(np.concatenate(requests)[first]).size
+    asked = distinct(np.concatenate(requests)).size
+    return touching / asked if asked else 0.0
 
 
 def written_first(accesses) -> np.ndarray:
@@ -768,6 +799,10 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         if traced > 0 and fits < 1.0 else 0.0
     hits = rereads * (near + (1.0 - near) * fits)
     l2_read_sectors = t.global_load_sectors - hits
+    # requests with a new sector, and of the others the share whose re-reads L1 lost
+    new = first_touch_share(sample.trace.accesses, gx, gy)
+    t.l2_read_requests = t.global_load_requests * (
+        new + (1.0 - new) * (1.0 - hits / rereads if rereads > 0 else 0.0))
     t.l1_hit_bytes = hits * SECTOR * scale
     t.l2_read_bytes = l2_read_sectors * SECTOR * scale
     t.l2_write_bytes = t.global_store_sectors * SECTOR * scale
@@ -817,7 +852,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         unfilled = unfilled_sectors(lanes[keep], sizes[keep],
                                     written=distinct(np.concatenate(stored_sectors)) + base)
         t.dram_read_bytes += unfilled * SECTOR * scale
-    for name in ("global_load_requests", "global_store_requests", "global_load_sectors",
+    for name in ("global_load_requests", "l2_read_requests", "global_store_requests",
+                 "global_load_sectors",
                  "global_store_sectors", "global_store_partial_sectors",
                  "global_store_partial_lines", "global_store_merges",
                  "global_store_merge_lines", "global_lines",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from cudakit.predict import load
@@ -65,7 +66,8 @@ def test_the_dram_latency_under_load_is_little_s_law_fixed_point():
     # the measured curve's. The solution must satisfy both at once.
     w = 64 * D.sm_count
     traffic = Traffic(global_load_requests=w * 100, global_load_sectors=4 * w * 100,
-                      global_lines=w * 100, l2_read_bytes=128 * w * 100,
+                      global_lines=w * 100, l2_read_requests=w * 100,
+                      l2_read_bytes=128 * w * 100,
                       dram_read_bytes=128 * w * 100)
     x = Launch(classes={"fp32": 2 * w * 100}, issued=2 * w * 100, cycles=8 * w * 100,
                warps=w, periods=w * 100, shared_periods=0, chain_periods=100,
@@ -110,7 +112,7 @@ def test_shared_and_barrier_waits_do_not_queue_for_dram():
     # the other warps' loads (cuda-samples' scanExclusiveShared, +191 % when they queued)
     w = 64 * D.sm_count
     traffic = Traffic(global_load_requests=w, global_load_sectors=32 * w, global_lines=8 * w,
-                      l2_read_bytes=1024 * w, dram_read_bytes=1024 * w)
+                      l2_read_requests=w, l2_read_bytes=1024 * w, dram_read_bytes=1024 * w)
 
     def with_waits(shared: int, barriers: int) -> Launch:
         return Launch(classes={"int": 100 * w, "barrier": barriers * w}, issued=100 * w,
@@ -150,22 +152,51 @@ def test_blocks_resident_together_wait_at_their_barriers_together():
 
 
 def test_a_period_waits_for_its_slowest_load_not_the_average_sector():
-    # a 5-point stencil's warp: one period of five loads, 22 sectors; the centre row's line
-    # comes from DRAM, the neighbours' 18 sectors hit in L1. The warp waits for DRAM.
+    # a 5-point stencil's warp: one period of five loads, 22 sectors; the centre row's
+    # request misses L1 (its line from DRAM), the neighbours' 18 sectors hit. It waits for DRAM.
     traffic = Traffic(global_load_requests=5, global_load_sectors=22, global_lines=6,
-                      l1_hit_bytes=18 * 32, l2_read_bytes=128, dram_read_bytes=128)
+                      l1_hit_bytes=18 * 32, l2_read_requests=1, l2_read_bytes=128,
+                      dram_read_bytes=128)
     stencil = Launch(classes={"fp32": 5}, issued=30, cycles=30, warps=1, periods=1,
                      shared_periods=0, chain_periods=1, chain_shared_periods=0, blocks=1,
                      warps_per_block=1, blocks_per_sm=1, traffic=traffic)
     assert period_wait(stencil, D) == pytest.approx(D.dram_latency_cycles)
-    # one sector from DRAM in four periods: three of them wait only for the L1
-    four = dataclasses.replace(stencil, periods=4, traffic=dataclasses.replace(
-        traffic, l2_read_bytes=32, dram_read_bytes=32))
-    assert period_wait(four, D) == pytest.approx(
+    # a thread per row: one request in four reads new sectors (32 of them), the other three
+    # hit in L1: three periods of four wait only for the L1
+    rows = dataclasses.replace(stencil, periods=4, traffic=dataclasses.replace(
+        traffic, global_load_requests=4, l2_read_bytes=32 * 32, dram_read_bytes=32 * 32))
+    assert period_wait(rows, D) == pytest.approx(
         (D.dram_latency_cycles + 3 * D.l1_latency_cycles) / 4)
     # four lines from the L2 in one period, one of them from DRAM: a quarter of the L2's
     # sectors miss, so the period waits a quarter of the time for DRAM
     shared_tiles = dataclasses.replace(stencil, traffic=dataclasses.replace(
-        traffic, l2_read_bytes=512, l1_hit_bytes=0))
+        traffic, l2_read_requests=4, l2_read_bytes=512, l1_hit_bytes=0))
     assert period_wait(shared_tiles, D) == pytest.approx(
         (D.dram_latency_cycles + 3 * D.l2_latency_cycles) / 4)
+
+
+def test_the_requests_that_read_a_new_sector_are_the_ones_that_reach_the_l2():
+    from cudakit.emu.memory import HEAP_BASE
+    from cudakit.emu.trace import AccessBatch
+    from cudakit.predict.traffic import first_touch_share
+
+    def load(block, rows):  # one warp of ``block``, lane i reading row i's word ``column``
+        def batch(column):
+            address = HEAP_BASE + 4 * (np.arange(32, dtype=np.uint64) * rows + column)
+            return AccessBatch("k", 0, 0, 0, "global", "ld", 4,
+                               np.array([[block, 0, 0]]), np.zeros(1, np.int64),
+                               np.ones((1, 32), bool), address[None, :])
+        return batch
+
+    # a thread per row of 64 floats: 32 sectors per request, new every 8th column (NumPy's
+    # count of distinct 32-byte sectors per request, in order, is the reference)
+    thread_per_row = [load(0, 64)(column) for column in range(64)]
+    seen, new = set(), 0
+    for column in range(64):
+        sectors = {(row * 64 + column) * 4 // 32 for row in range(32)}
+        new += bool(sectors - seen)
+        seen |= sectors
+    assert first_touch_share(thread_per_row, 1, 1) == pytest.approx(new / 64) == 0.125
+    # another block reads the same rows: its first reads are new to it
+    both = thread_per_row + [load(1, 64)(column) for column in range(64)]
+    assert first_touch_share(both, 2, 1) == pytest.approx(0.125)
