@@ -459,8 +459,10 @@ class _Pairs:
 def first_touch_share(accesses, gx: int, gy: int) -> float:
     """The share of global load requests (one per warp and load) that read a sector their
     block has not read before, in the trace's program order: the requests that must go to
-    the L2 even with an L1 of any size. A thread-per-row loop reading 4-byte words reads a
-    new sector one time in eight; a stencil's row below, every time.
+    the L2 even with an L1 of any size. A thread-per-row loop reading 4-byte words from rows
+    that start on 32-byte boundaries reads a new sector one time in eight (from rows that
+    start anywhere, some lane crosses into a new sector most times); a stencil's row below,
+    every time.
 
     >>> from cudakit.emu.trace import AccessBatch
     >>> def load(word):  # a warp of block 0 reading 32 consecutive words from ``word``
