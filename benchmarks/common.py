@@ -11,6 +11,7 @@ are medians of CUDA-event measurements after a warm-up (CuPy on the device machi
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 import platform
 import re
@@ -24,6 +25,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def open_text(path: Path):
+    """``path`` opened for reading text, through gzip when its name ends in ``.gz`` (the
+    fixtures' recordings and Nsight Compute CSVs are stored either way)."""
+    return gzip.open(path, "rt") if Path(path).suffix == ".gz" else open(path)
 
 
 def cell_sources(notebook: str | Path) -> list[tuple[str, tuple[str, ...]]]:

@@ -27,7 +27,6 @@ of pairs in order.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 import sys
@@ -35,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.common import open_text
 from cudakit.predict.replay import Replay
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h100_lab_launches.jsonl.gz"
@@ -104,8 +104,7 @@ class Region:
 
 def read_lines(path: Path) -> Iterable[dict]:
     """The JSON lines of a recording (.jsonl or .jsonl.gz)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
+    with open_text(path) as f:
         for number, text in enumerate(f, 1):
             if text.strip():
                 try:

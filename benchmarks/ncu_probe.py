@@ -41,10 +41,11 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
-import gzip
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks.common import open_text
 
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum",
            "lts__t_sectors_op_write.sum", "gpu__time_duration.sum", "smsp__inst_executed.sum")
@@ -207,8 +208,7 @@ def compare(ncu_csv: Path, selectors: list[str]) -> str:
 def read_raw(path: Path) -> list[dict]:
     """ncu's ``--page raw`` CSV (gzipped or not): one {metric: value} per launch, numbers where
     they parse."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
+    with open_text(path) as f:
         lines = [line for line in f if not line.startswith("==")]
     rows = list(csv.DictReader(lines))[1:]  # the first row gives the units
     return [{k: _number(v) for k, v in row.items()} for row in rows]

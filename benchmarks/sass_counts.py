@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import io
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import open_text
 
 METRICS = ("smsp__inst_executed.sum", "gpu__time_duration.sum",
            "sm__cycles_elapsed.avg.per_second", "smsp__cycles_active.avg",
@@ -133,8 +134,7 @@ def read_ncu(text: str) -> list[dict]:
 
 def read_ncu_file(path: Path) -> list[dict]:
     """:func:`read_ncu` of a CSV file, gzipped (``.gz``) or not."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
+    with open_text(path) as f:
         return read_ncu(f.read())
 
 

@@ -170,8 +170,8 @@ class Estimate:
 
 def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, float]:
     """A block's waits per warp in cycles (its slowest warp's loads, shared loads and
-    barriers), their barrier part, and the load latency used (by where loads hit; ``dram``:
-    the DRAM latency under this launch's load, else the idle one)."""
+    barriers), their barrier part, and the wait of a memory period used (:func:`period_wait`;
+    ``dram``: the DRAM latency under this launch's load, else the idle one)."""
     load = period_wait(x, d, dram)
     barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
     waits = x.chain_periods * load + x.chain_shared_periods * shared_wait(x, d) + barriers
