@@ -210,11 +210,15 @@ def in_order(label: str, cell, rs: list[Region]) -> dict:
     predicted = [r.predicted for r in rs]
     pairs = [(i, j) for i in range(len(rs)) for j in range(i + 1, len(rs))
              if abs(measured[i] - measured[j]) > max(rs[i].spread_ms, rs[j].spread_ms)]
-    agree = sum((measured[i] - measured[j]) * (predicted[i] - predicted[j]) > 0
-                for i, j in pairs)
+    wrong = [(i, j) for i, j in pairs
+             if (measured[i] - measured[j]) * (predicted[i] - predicted[j]) <= 0]
+    agree = len(pairs) - len(wrong)
     return {"lab": label, "cell": cell, "regions": len(rs), "pairs": len(pairs),
             "ties": len(rs) * (len(rs) - 1) // 2 - len(pairs), "same_order": agree == len(pairs),
-            "pairs_in_order": agree / len(pairs) if pairs else 1.0}
+            "pairs_in_order": agree / len(pairs) if pairs else 1.0,
+            "out_of_order": [[f"{rs[k].kernels()} {rs[k].config()}: measured "
+                              f"{measured[k]:.4g}, predicted {predicted[k]:.4g} ms" for k in pair]
+                             for pair in wrong]}
 
 
 def named_sequences(regions: list[Region]) -> list[dict]:
@@ -341,6 +345,9 @@ def main(argv=None) -> int:
           f"{s['pairs_in_order']:.0%}); the issue's sequences in measured order: "
           f"{s['named_sequences_in_order']} of {s['named_sequences']}; "
           f"left out: {s['skipped_lines']}")
+    for seq in result["named_sequences"]:
+        for pair in seq["out_of_order"]:
+            print(f"out of order ({seq['name']}, {seq['bytes']} bytes): " + " / ".join(pair))
     if s["launches_predicted"]:
         print(f"CPU time per launch predicted (this machine): {s['launches_predicted']} "
               f"launches, the slowest {s['slowest_prediction_s']:.1f} s, "

@@ -165,3 +165,22 @@ def test_stall_chains_compute_their_chains_and_have_their_h100_times():
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5, err_msg=name)
     stored = json.loads(stall_chains.FIXTURE.read_text())["chains"]
     assert [c["kernel"] for c in stored] == list(stall_chains.KERNELS)
+
+
+def test_sgemm_blocks_sums_stalls_over_the_loops_every_block_runs():
+    """``benchmarks/sgemm_blocks.py`` on its stored Nsight Compute source page (lab 12's
+    ``sgemm_async`` at 1000^3, 8 x 8 blocks of 4 warps, 125 steps of 8): the interior blocks'
+    loop runs 7 x 7 x 4 warps x 125 trips, the edge blocks' 15 x 4 x 125; an instruction
+    issued is one ``selected`` sample."""
+    import json
+
+    from benchmarks import sgemm_blocks
+
+    loops = sgemm_blocks.loop_stalls(
+        sgemm_blocks.FIXTURE.with_name("h100_sgemm_async_source.ncu.csv.gz"))
+    executed = {int(r["region"].split()[-2]) for r in loops if r["region"] != "whole kernel"}
+    assert {7 * 7 * 4 * 125, 15 * 4 * 125} <= executed
+    assert all(r["per_issue"]["selected"] == 1.0 for r in loops)
+    stored = json.loads(sgemm_blocks.FIXTURE.read_text())
+    assert stored["stalls"] == loops
+    assert [s["shape"] for s in stored["shapes"]] == [list(s) for s in sgemm_blocks.SHAPES]

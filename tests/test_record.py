@@ -322,14 +322,19 @@ def test_sequence_order_leaves_out_ties_within_the_measured_spread():
     a, b, c = region(1.0, 0.9, 1.2), region(1.05, 1.04, 1.1), region(2.0, 2.0, 3.0)
     (s,) = model.sequences([a, b, c])
     assert (s["pairs"], s["ties"], s["same_order"], s["pairs_in_order"]) == (2, 1, True, 1.0)
+    assert s["out_of_order"] == []
     c.predicted = 1.15  # between a's and b's predictions: wrong against a, whatever the tie
     (s,) = model.sequences([a, b, c])
     assert (s["same_order"], s["pairs_in_order"]) == (False, 0.5)
+    (pair,) = s["out_of_order"]  # the pair is named, with its times
+    assert pair[0].endswith("measured 1, predicted 1.2 ms") and \
+        pair[1].endswith("measured 2, predicted 1.15 ms")
 
 
 def test_the_issues_sequences_group_a_labs_regions_by_problem_size():
     def region(lab, cell, kernel, size, measured, predicted):
-        op = {"op": "launch", "kernel": kernel, "args": [{"alloc": 1, "size": size}]}
+        op = {"op": "launch", "kernel": kernel, "args": [{"alloc": 1, "size": size}],
+              "grid": [64, 1, 1], "block": [256, 1, 1], "shared": 0, "stream": 0}
         return model.Region(lab, cell, "benchmark", [op], {}, [measured], [measured],
                             predicted)
 
