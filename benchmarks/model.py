@@ -204,7 +204,8 @@ def in_order(label: str, cell, rs: list[Region]) -> dict:
 
     Two regions whose measured times differ by no more than the larger of their own spreads
     (median less the fastest run recorded) are a tie: the measurement does not order them, so
-    the pair is left out. Every other pair must come out in the measured order, strictly.
+    the pair is left out. Every other pair must come out in the measured order, strictly;
+    ``out_of_order`` names those that do not, with their times.
     """
     measured = [r.measured_ms for r in rs]
     predicted = [r.predicted for r in rs]
