@@ -33,7 +33,7 @@ from .device import load
 from .model import Launch, estimate
 from .result import Prediction
 from .sample import SECONDS, run_sample
-from .sass import aggregates_atomics, shared_waits, stall_cycles
+from .sass import aggregates_atomics, conflict_cycles, shared_waits, stall_cycles
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -135,7 +135,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     chain_shared_periods=slowest_shared / sample.done,
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
                     blocks_per_sm=resident, traffic=t,
-                    schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled))
+                    schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
+                    conflicts=conflict_cycles(cubin, mangled) or 0.0)
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

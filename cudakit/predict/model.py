@@ -157,6 +157,7 @@ class Launch:
     traffic: object  # traffic.Traffic
     schedule: object = None  # sass.SharedWaits of the kernel's SASS, if it could be read
     stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
+    conflicts: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
 
 
 @dataclass
@@ -226,12 +227,26 @@ def shared_wait(x: Launch, d) -> float:
     return per_load * loads / x.shared_periods
 
 
+def issue_slots(x: Launch) -> float:
+    """The scheduler cycles the warps' instructions hold, summed over warps: one each, and the
+    cycles an FP32 instruction waits for a register bank (``x.conflicts``; they hold the
+    scheduler, so other warps cannot use them).
+
+    >>> x = Launch({"fp32": 64, "int": 16}, 80, 80, 1, 0, 0, 0, 0, 1, 1, 1, None,
+    ...            conflicts=0.5)
+    >>> issue_slots(x)  # 80 instructions, half a cycle more per FFMA
+    112.0
+    """
+    return x.issued + x.classes.get("fp32", 0) * x.conflicts
+
+
 def own_path(x: Launch) -> float:
     """The cycles the warps need to issue their instructions one after the other, summed
     over warps: at least one per instruction, the dependency chains the emulator's schedule
     found (``x.cycles``), and the stall counts ptxas gave the kernel's SASS (``x.stalls``:
     per class, the cycles a warp waits after such an instruction, for the latencies ptxas
-    covers without a scoreboard).
+    covers without a scoreboard) or, where more, an FP32 instruction's register-bank cycles
+    (``x.conflicts``).
 
     >>> x = Launch({"fp32": 64, "ld.global": 16}, 80, 90, 1, 0, 0, 0, 0, 1, 1, 1, None,
     ...            stalls={"fp32": 4.5, "ld.global": 2.0})
@@ -239,9 +254,10 @@ def own_path(x: Launch) -> float:
     320.0
     """
     stalls = x.stalls or {}
-    extra = sum(x.classes.get(kind, 0) * max(stalls.get(kind, 1.0) - 1.0, 0.0)
+    extra = sum(x.classes.get(kind, 0) * max(stalls.get(kind, 1.0) - 1.0,
+                                             x.conflicts if kind == "fp32" else 0.0, 0.0)
                 for kind in STALLED)
-    return max(x.cycles, x.issued + extra)
+    return max(x.cycles + x.classes.get("fp32", 0) * x.conflicts, x.issued + extra)
 
 
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:
@@ -256,7 +272,7 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     """
     t = x.traffic
     w = max(x.warps, 1.0)
-    comp = x.issued / w / d.issue_per_clk_per_sm
+    comp = issue_slots(x) / w / d.issue_per_clk_per_sm
     mem, barriers, load = _latency(x, d, dram)
     periods = x.chain_periods + x.chain_shared_periods + x.classes.get("barrier", 0) / w
     path = own_path(x) / w
@@ -324,7 +340,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
     terms = {
         "memory": dram_seconds(t, d),
         "L2": (t.l2_read_bytes + t.l2_write_bytes) / (d.l2_read_gbs * 1e9),
-        "issue": x.issued * share / (d.issue_per_clk_per_sm * clock),
+        "issue": issue_slots(x) * share / (d.issue_per_clk_per_sm * clock),
         "L1/LSU": (t.global_lines + t.local_lines) * 128 * share /
                   (d.l1_read_bytes_per_clk_per_sm * clock),
         "shared-memory wavefronts": t.shared_wavefronts * 128 * share /

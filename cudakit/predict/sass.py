@@ -1,6 +1,7 @@
-"""How long a warp waits for its shared-memory loads, and after each instruction, from the
-schedule ptxas made: the SASS of the kernel's cubin, read with ``nvdisasm -hex``
-(:func:`read_waits`, :func:`read_stalls`).
+"""How long a warp waits for its shared-memory loads, after each instruction, and for its
+register banks, from the schedule and the registers ptxas chose: the SASS of the kernel's
+cubin, read with ``nvdisasm -hex`` (:func:`read_waits`, :func:`read_stalls`,
+:func:`read_conflicts`).
 
 The emulator runs PTX, where each step of an unrolled loop loads from shared memory just
 before the multiply-adds that use the values. ptxas moves some of these loads into the
@@ -17,7 +18,7 @@ instructions issued since the first of them.
 Without ``nvdisasm`` (it comes with the CUDA toolkit and in NVIDIA's
 ``nvidia-cuda-nvdisasm`` wheel, a dependency of ``cudakit[lab]``) the model keeps the
 emulator's count and its own schedule. Written by hand: nvdisasm prints SASS, and nothing
-reads a schedule's waits or stall counts from it.
+reads a schedule's waits, stall counts or bank conflicts from it.
 
 >>> listing = '''.text._Z1kPf:
 ...         /*0000*/                   LDS.128 R8, [R2] ;
@@ -147,6 +148,49 @@ _SASS_CLASS = {
 }
 
 
+def _loop_instructions(listing: str) -> dict[str, list[tuple[str, str, str, int]]]:
+    """Per function of an ``nvdisasm -hex`` listing, its instructions inside loops (all of
+    them when it has none) as (class, opcode, operands, stall count), in order."""
+    functions: dict[str, list] = {}
+    labels: dict[tuple[str, str], int] = {}
+    name = None
+    for line in listing.splitlines():
+        function = _FUNCTION.match(line.strip())
+        if function:
+            name = function.group(1) or function.group(2)
+            functions[name] = []
+            continue
+        if name is None:
+            continue
+        label = _LABEL.match(line)
+        if label:
+            labels[name, label.group(1)] = len(functions[name])
+            continue
+        high = _HIGH_WORD.match(line)
+        if high and functions[name] and functions[name][-1][4] is None:
+            functions[name][-1][4] = max((int(high.group(1), 16) >> 41) & 0xF, 1)
+            continue
+        match = _INSTRUCTION.search(line)
+        if match:
+            opcode, operands = match.groups()
+            target = _TARGET.search(operands)
+            kind = _SASS_CLASS.get(opcode.split(".")[0], "int")
+            functions[name].append([kind, opcode, operands, target.group(1) if target else None,
+                                    None])
+    out = {}
+    for name, instructions in functions.items():
+        inside = np.zeros(len(instructions), bool)
+        for k, instruction in enumerate(instructions):
+            start = labels.get((name, instruction[3]))
+            if start is not None and start <= k:  # a backward branch: a loop
+                inside[start:k + 1] = True
+        chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
+            if inside.any() else instructions
+        out[name] = [(kind, opcode, operands, stall or 1)
+                     for kind, opcode, operands, _, stall in chosen]
+    return out
+
+
 def read_stalls(listing: str) -> dict[str, dict[str, float]]:
     r"""Per function of an ``nvdisasm -hex`` listing, per instruction class of the emulator,
     the cycles that ptxas's stall counts make a warp wait after such an instruction, on
@@ -167,43 +211,81 @@ def read_stalls(listing: str) -> dict[str, dict[str, float]]:
     >>> read_stalls(listing)
     {'_Z1kPf': {'fp32': 5.0, 'branch': 5.0}}
     """
-    functions: dict[str, list] = {}
-    labels: dict[tuple[str, str], int] = {}
-    name = None
-    for line in listing.splitlines():
-        function = _FUNCTION.match(line.strip())
-        if function:
-            name = function.group(1) or function.group(2)
-            functions[name] = []
-            continue
-        if name is None:
-            continue
-        label = _LABEL.match(line)
-        if label:
-            labels[name, label.group(1)] = len(functions[name])
-            continue
-        high = _HIGH_WORD.match(line)
-        if high and functions[name] and functions[name][-1][2] is None:
-            functions[name][-1][2] = max((int(high.group(1), 16) >> 41) & 0xF, 1)
-            continue
-        match = _INSTRUCTION.search(line)
-        if match:
-            target = _TARGET.search(match.group(2))
-            kind = _SASS_CLASS.get(match.group(1).split(".")[0], "int")
-            functions[name].append([kind, target.group(1) if target else None, None])
     out = {}
-    for name, instructions in functions.items():
-        inside = np.zeros(len(instructions), bool)
-        for k, (_, target, _) in enumerate(instructions):
-            start = labels.get((name, target))
-            if start is not None and start <= k:  # a backward branch: a loop
-                inside[start:k + 1] = True
-        chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
-            if inside.any() else instructions
+    for name, instructions in _loop_instructions(listing).items():
         stalls: dict[str, list[int]] = {}
-        for kind, _, stall in chosen:
-            stalls.setdefault(kind, []).append(stall or 1)
+        for kind, _, _, stall in instructions:
+            stalls.setdefault(kind, []).append(stall)
         out[name] = {kind: float(np.mean(v)) for kind, v in stalls.items()}
+    return out
+
+
+#: a source operand read from the register file: a general register, perhaps negated or
+#: absolute, perhaps kept in the operand reuse cache for the next instruction
+_SOURCE = re.compile(r"^-?\|?R(\d+)\|?(\.reuse)?$")
+
+
+def bank_reads(operands: str, cached: dict[int, int]) -> tuple[list[int], dict[int, int]]:
+    """The register banks (0: even registers, 1: odd) one instruction reads its source
+    operands from (its ``operands``, the destination first), and the operand reuse cache it
+    leaves: ``cached`` maps an operand slot to the register the previous instruction kept
+    there (``.reuse``); such an operand is not read from a bank.
+
+    >>> bank_reads("R4, R6, R8.reuse, R10", {})   # FFMA R4, R6, R8, R10: three even registers
+    ([0, 0, 0], {1: 8})
+    >>> bank_reads("R5, R7, R8, R9", {1: 8})      # R8 from the reuse cache
+    ([1, 1], {})
+    """
+    banks, kept = [], {}
+    for slot, operand in enumerate(part.strip() for part in operands.split(",")[1:]):
+        match = _SOURCE.match(operand)
+        if match is None:  # RZ, a constant, an immediate, a predicate
+            continue
+        register = int(match.group(1))
+        if cached.get(slot) != register:
+            banks.append(register % 2)
+        if match.group(2):
+            kept[slot] = register
+    return banks, kept
+
+
+def read_conflicts(listing: str) -> dict[str, float]:
+    r"""Per function of an ``nvdisasm`` listing, the cycles per floating-point (``fp32``
+    class) instruction of its loops that the warp waits for its register banks.
+
+    The register file has two banks, even and odd registers, and each delivers one operand a
+    cycle; an operand that the previous instruction kept in the same slot's reuse cache is
+    not read from a bank (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+    Microbenchmarking", 2018, section 2.4). Walking the loops in order, each instruction
+    issues a cycle after the one before, or later, once the banks have delivered its
+    operands; the reads may start a cycle before the previous instruction issues. Checked on
+    the H100 by ``benchmarks/sgemm_blocks.py``: FFMA outer products in registers (0.42 such
+    cycles per FFMA) ran in 1483 and 377 cycles per trip, where their instructions and these
+    cycles make 1460 and 369; the cycles hold the scheduler (two warps on it took twice as
+    long). Other instructions are not read for banks.
+
+    >>> read_conflicts(".text.k:\n  /*0000*/  FFMA R4, R6, R8, R10 ;\n"
+    ...                "  /*0010*/  FFMA R5, R7, R9, R5 ;\n")
+    {'k': 1.5}
+    """
+    out = {}
+    for name, instructions in _loop_instructions(listing).items():
+        cached: dict[int, int] = {}
+        free = [0, 0]  # the cycle from which each bank can serve a read
+        issued, count = -1, 0  # the cycle the last instruction issued in
+        for kind, _, operands, _ in instructions:
+            ready = issued  # reads start a cycle before the previous instruction issues
+            if kind == "fp32":
+                banks, cached = bank_reads(operands, cached)
+                count += 1
+                for bank in banks:
+                    cycle = max(free[bank], issued)
+                    free[bank] = cycle + 1
+                    ready = max(ready, cycle)
+            else:
+                cached = {}
+            issued = max(issued + 1, ready)
+        out[name] = (issued + 1 - len(instructions)) / count if count else 0.0
     return out
 
 
@@ -249,10 +331,10 @@ def nvdisasm_path() -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
-                                                     dict[str, bool]]:
+                                                     dict[str, bool], dict[str, float]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}, {}, {}
+        return {}, {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
@@ -261,10 +343,11 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
                                   timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}, {}, {}
+            return {}, {}, {}, {}
     if done.returncode != 0:
-        return {}, {}, {}
-    return read_waits(done.stdout), read_stalls(done.stdout), read_aggregated(done.stdout)
+        return {}, {}, {}, {}
+    return (read_waits(done.stdout), read_stalls(done.stdout), read_aggregated(done.stdout),
+            read_conflicts(done.stdout))
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
@@ -284,3 +367,9 @@ def aggregates_atomics(cubin: bytes, mangled: str) -> bool:
     """Whether ptxas folds kernel ``mangled``'s atomic adds per warp (:func:`read_aggregated`;
     False without nvdisasm)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[2].get(mangled, False)
+
+
+def conflict_cycles(cubin: bytes, mangled: str) -> float | None:
+    """Register-bank conflict cycles per ``fp32`` instruction of kernel ``mangled``'s loops
+    (:func:`read_conflicts`), or None (no nvdisasm, or no such function)."""
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[3].get(mangled)
