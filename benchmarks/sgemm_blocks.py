@@ -8,6 +8,7 @@ schedulers, and Nsight Compute's stall samples per instruction of the 1000^3 lau
     ncu -i sa.ncu-rep --page source --csv --print-source sass > sa.csv
     python -m benchmarks.sgemm_blocks --stalls sa.csv --into OUT.json
     python -m benchmarks.sgemm_blocks                         # here: the stored run, as tables
+                                                              # (the model beside the probes)
 
 ``sgemm_async`` is the lab's cell as recorded in ``fixtures/h100_lab_launches.jsonl.gz``,
 compiled with nvcc for the GPU, plus a copy that writes each block's SM (``%smid``) and its

@@ -136,7 +136,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
                     blocks_per_sm=resident, traffic=t,
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
-                    conflicts=(conflict_cycles(cubin, mangled) or 0.0)
+                    banks=(conflict_cycles(cubin, mangled) or 0.0)
                     if float(dev.compute_capability) >= 7.0 else 0.0)  # Volta's banks on
     e = estimate(launch, dev)
     counts = {

@@ -157,7 +157,7 @@ class Launch:
     traffic: object  # traffic.Traffic
     schedule: object = None  # sass.SharedWaits of the kernel's SASS, if it could be read
     stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
-    conflicts: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
+    banks: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
 
 
 @dataclass
@@ -229,15 +229,14 @@ def shared_wait(x: Launch, d) -> float:
 
 def issue_slots(x: Launch) -> float:
     """The scheduler cycles the warps' instructions hold, summed over warps: one each, and the
-    cycles an FP32 instruction waits for a register bank (``x.conflicts``; they hold the
-    scheduler, so other warps cannot use them).
+    cycles an FP32 instruction waits for its register banks (``x.banks``: they hold the
+    scheduler; two warps on one took twice one's time, ``benchmarks/sgemm_blocks.py``).
 
-    >>> x = Launch({"fp32": 64, "int": 16}, 80, 80, 1, 0, 0, 0, 0, 1, 1, 1, None,
-    ...            conflicts=0.5)
+    >>> x = Launch({"fp32": 64, "int": 16}, 80, 80, 1, 0, 0, 0, 0, 1, 1, 1, None, banks=0.5)
     >>> issue_slots(x)  # 80 instructions, half a cycle more per FFMA
     112.0
     """
-    return x.issued + x.classes.get("fp32", 0) * x.conflicts
+    return x.issued + x.classes.get("fp32", 0) * x.banks
 
 
 def own_path(x: Launch) -> float:
@@ -245,8 +244,8 @@ def own_path(x: Launch) -> float:
     over warps: at least one per instruction, the dependency chains the emulator's schedule
     found (``x.cycles``), and the stall counts ptxas gave the kernel's SASS (``x.stalls``:
     per class, the cycles a warp waits after such an instruction, for the latencies ptxas
-    covers without a scoreboard) or, where more, an FP32 instruction's register-bank cycles
-    (``x.conflicts``).
+    covers without a scoreboard) or, where more, the cycles an FP32 instruction of a warp
+    issuing alone waits for its register banks (``x.banks``).
 
     >>> x = Launch({"fp32": 64, "ld.global": 16}, 80, 90, 1, 0, 0, 0, 0, 1, 1, 1, None,
     ...            stalls={"fp32": 4.5, "ld.global": 2.0})
@@ -255,9 +254,9 @@ def own_path(x: Launch) -> float:
     """
     stalls = x.stalls or {}
     extra = sum(x.classes.get(kind, 0) * max(stalls.get(kind, 1.0) - 1.0,
-                                             x.conflicts if kind == "fp32" else 0.0, 0.0)
+                                             x.banks if kind == "fp32" else 0.0, 0.0)
                 for kind in STALLED)
-    return max(x.cycles + x.classes.get("fp32", 0) * x.conflicts, x.issued + extra)
+    return max(x.cycles + x.classes.get("fp32", 0) * x.banks, x.issued + extra)
 
 
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:

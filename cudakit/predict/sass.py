@@ -229,29 +229,32 @@ def bank_reads(operands: str, cached: dict[int, int]) -> tuple[list[int], dict[i
     """The register banks (0: even registers, 1: odd) one instruction reads its source
     operands from (its ``operands``, the destination first), and the operand reuse cache it
     leaves: ``cached`` maps an operand slot to the register the previous instruction kept
-    there (``.reuse``); such an operand is not read from a bank.
+    there (``.reuse``); such an operand is not read from a bank, and a register read in two
+    slots is read once.
 
     >>> bank_reads("R4, R6, R8.reuse, R10", {})   # FFMA R4, R6, R8, R10: three even registers
     ([0, 0, 0], {1: 8})
     >>> bank_reads("R5, R7, R8, R9", {1: 8})      # R8 from the reuse cache
     ([1, 1], {})
+    >>> bank_reads("R3, R6, R6", {})              # FMUL R3, R6, R6: one read
+    ([0], {})
     """
-    banks, kept = [], {}
+    read, kept = {}, {}
     for slot, operand in enumerate(part.strip() for part in operands.split(",")[1:]):
         match = _SOURCE.match(operand)
         if match is None:  # RZ, a constant, an immediate, a predicate
             continue
         register = int(match.group(1))
         if cached.get(slot) != register:
-            banks.append(register % 2)
+            read[register] = register % 2
         if match.group(2):
             kept[slot] = register
-    return banks, kept
+    return list(read.values()), kept
 
 
 def read_conflicts(listing: str) -> dict[str, float]:
     r"""Per function of an ``nvdisasm`` listing, the cycles per floating-point (``fp32``
-    class) instruction of its loops that the warp waits for its register banks.
+    class) instruction of its loops that a warp waits for its register banks.
 
     The register file has two banks, even and odd registers, and each delivers one operand a
     cycle; an operand that the previous instruction kept in the same slot's reuse cache is
@@ -370,6 +373,6 @@ def aggregates_atomics(cubin: bytes, mangled: str) -> bool:
 
 
 def conflict_cycles(cubin: bytes, mangled: str) -> float | None:
-    """Register-bank conflict cycles per ``fp32`` instruction of kernel ``mangled``'s loops
+    """Register-bank cycles per ``fp32`` instruction of kernel ``mangled``'s loops
     (:func:`read_conflicts`), or None (no nvdisasm, or no such function)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[3].get(mangled)

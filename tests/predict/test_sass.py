@@ -164,12 +164,14 @@ def test_bank_reads_skip_the_reuse_cache_and_conflicts_queue_on_one_bank():
     # both odd, after the second's odd reads
     conflicts = read_conflicts(listing("FFMA R4, R6, R8.reuse, R10", "FFMA R12, R5, R8, R7",
                                        "FFMA R13, R9, R2, R11"))["_Z1kPf"]
-    # cycles: reads of the first at 0, 1, 2 (issue 2); the second's odd reads at 2, 3 (issue
-    # 3); the third's: R9 at 4, R2 (even) at 3, R11 at 5 (issue 5): 6 cycles for 3 FFMAs
+    # the first's reads at 0, 1, 2 (issue 2); the second's odd reads at 2, 3 (issue 3); the
+    # third's: R9 at 4, R2 (even) at 3, R11 at 5 (issue 5): 6 cycles for 3 FFMAs
     assert conflicts == pytest.approx(1.0)
-    # an integer instruction between them empties the reuse cache and reads no banks
+    # an integer instruction between them empties the reuse cache and reads no banks; a
+    # register read twice (FMUL R3, R6, R6) is read once
     assert read_conflicts(listing("FFMA R4, R6, R8.reuse, R10", "IADD3 R1, R1, 0x1, RZ",
                                   "FFMA R12, R5, R8, R7"))["_Z1kPf"] == pytest.approx(1.0)
+    assert read_conflicts(listing("FMUL R3, R6, R6", "FMUL R5, R7, R7"))["_Z1kPf"] == 0.0
 
 
 def test_bank_conflicts_give_the_h100_times_of_ffma_outer_products():
