@@ -259,12 +259,12 @@ def read_conflicts(listing: str) -> dict[str, float]:
     The register file has two banks, even and odd registers, and each delivers one operand a
     cycle; an operand that the previous instruction kept in the same slot's reuse cache is
     not read from a bank (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
-    Microbenchmarking", 2018, section 2.4). Walking the loops in order, each instruction
-    issues a cycle after the one before, or later, once the banks have delivered its
-    operands; the reads may start a cycle before the previous instruction issues. Checked on
+    Microbenchmarking", 2018, on Volta's register banks). Walking the loops in order, each
+    instruction issues a cycle after the one before, or later, once the banks have delivered
+    its operands; the reads may start a cycle before the previous instruction issues. Checked on
     the H100 by ``benchmarks/sgemm_blocks.py``: FFMA outer products in registers (0.42 such
     cycles per FFMA) ran in 1483 and 377 cycles per trip, and the model, with these cycles,
-    predicts them within 2 %; the cycles hold the scheduler (two warps on it took twice as
+    predicts them within 3 %; the cycles hold the scheduler (two warps on it took twice as
     long). Other instructions are not read for banks.
 
     >>> read_conflicts(".text.k:\n  /*0000*/  FFMA R4, R6, R8, R10 ;\n"
