@@ -10,6 +10,8 @@ schedulers, and Nsight Compute's stall samples per instruction of the 1000^3 lau
     python -m benchmarks.sgemm_blocks                         # here: the stored run, as tables
                                                               # (the model beside the probes)
 
+``fixtures/h100_outer_source.ncu.csv.gz`` is the same source page for ``outer_8_16`` (its loop's
+``dispatch`` stalls are the register-bank cycles of :func:`cudakit.predict.sass.read_conflicts`).
 ``sgemm_async`` is the lab's cell as recorded in ``fixtures/h100_lab_launches.jsonl.gz``,
 compiled with nvcc for the GPU, plus a copy that writes each block's SM (``%smid``) and its
 ``clock64`` span. Its blocks take one of three loops: blocks wholly inside the matrices with
@@ -169,14 +171,19 @@ def ncu_run() -> None:
     cp.cuda.Device().synchronize()
 
 
-def loop_stalls(source_csv: Path, min_executed: float = 5000) -> list[dict]:
-    """Stall samples per instruction issued (``selected`` = 1) over each hot loop of an ncu
-    source page (runs of consecutive instructions executed at least ``min_executed`` times
-    by warps, within a factor of 2 of each other), and over the whole kernel."""
+def loop_stalls(source_csv: Path, kernel: str = "sgemm_async",
+                min_executed: float = 5000) -> list[dict]:
+    """Stall samples per instruction issued (``selected`` = 1) over each hot loop of
+    ``kernel`` in an ncu source page (runs of consecutive instructions executed at least
+    ``min_executed`` times by warps, within a factor of 2 of each other), and over the whole
+    kernel. The page may hold other kernels (CuPy's random numbers): each starts with a
+    ``"Kernel Name"`` line."""
     lines = [line for line in open_text(source_csv) if line.startswith('"')]
     rows = list(csv.reader(lines))
-    start = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
-    head, data = rows[start], rows[start + 1:]
+    first = next(i for i, r in enumerate(rows) if r[:2] == ["Kernel Name", kernel])
+    end = next((i for i in range(first + 1, len(rows)) if rows[i][0] == "Kernel Name"),
+               len(rows))
+    head, data = rows[first + 1], rows[first + 2:end]
     col = {name: i for i, name in enumerate(head)}
     reasons = [n for n in head if n.startswith("stall_") and "Not Issued" not in n]
 

@@ -17,6 +17,7 @@ from cudakit.predict import load
 from cudakit.predict.model import Launch, own_path, shared_wait
 from cudakit.predict.sass import (
     SharedWaits,
+    conflict_cycles,
     nvdisasm_path,
     read_conflicts,
     read_stalls,
@@ -185,3 +186,20 @@ def test_bank_conflicts_give_the_h100_times_of_ffma_outer_products():
     for run in stored:
         predicted = sgemm_blocks.predicted(run)
         assert predicted == pytest.approx(run["cycles_per_trip"], rel=0.05), run
+
+
+def test_bank_conflicts_are_the_dispatch_stalls_nsight_compute_sampled():
+    """The outer product's loop, compiled here with the probe's options: the register-bank
+    cycles per instruction :func:`read_conflicts` finds are the ``dispatch`` stalls per
+    instruction issued that Nsight Compute sampled in that loop on the H100
+    (``fixtures/h100_outer_source.ncu.csv.gz``, 0.417)."""
+    from benchmarks import sgemm_blocks
+
+    assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
+    loop, _ = sgemm_blocks.loop_stalls(
+        sgemm_blocks.FIXTURE.with_name("h100_outer_source.ncu.csv.gz"), "outer_8_16")
+    cubin = cudakit.compile('extern "C" {\n' + sgemm_blocks.OUTER + "\n}\n",
+                            options=["-O3"]).cubin
+    per_ffma = conflict_cycles(cubin, "outer_8_16")
+    per_instruction = per_ffma * 1024 / loop["instructions"]  # 1024 FFMA in the loop
+    assert per_instruction == pytest.approx(loop["per_issue"]["dispatch"], abs=0.03)
