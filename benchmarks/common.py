@@ -33,6 +33,19 @@ def open_text(path: Path):
     return gzip.open(path, "rt") if Path(path).suffix == ".gz" else open(path)
 
 
+def ncu_number(text: str) -> float | None:
+    """A value of Nsight Compute's CSV as a number (it writes thousands with commas), or None
+    for text (``"-"``, units, names).
+
+    >>> ncu_number("1,081,344"), ncu_number("-")
+    (1081344.0, None)
+    """
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
 def cell_sources(notebook: str | Path) -> list[tuple[str, tuple[str, ...]]]:
     """Each ``%%cuda`` cell of a lab as (body, nvcc options), in order.
 

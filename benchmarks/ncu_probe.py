@@ -45,7 +45,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.common import open_text
+from benchmarks.common import ncu_number, open_text
 
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum",
            "lts__t_sectors_op_write.sum", "gpu__time_duration.sum", "smsp__inst_executed.sum")
@@ -211,14 +211,8 @@ def read_raw(path: Path) -> list[dict]:
     with open_text(path) as f:
         lines = [line for line in f if not line.startswith("==")]
     rows = list(csv.DictReader(lines))[1:]  # the first row gives the units
-    return [{k: _number(v) for k, v in row.items()} for row in rows]
-
-
-def _number(text: str):
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return text
+    return [{k: v if (number := ncu_number(v)) is None else number for k, v in row.items()}
+            for row in rows]
 
 
 def waits(ncu_csv: Path, selectors: list[str]) -> str:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import open_text
+from benchmarks.common import ncu_number, open_text
 
 METRICS = ("smsp__inst_executed.sum", "gpu__time_duration.sum",
            "sm__cycles_elapsed.avg.per_second", "smsp__cycles_active.avg",
@@ -124,11 +124,9 @@ def read_ncu(text: str) -> list[dict]:
     launches: dict[str, dict] = {}
     for row in rows:
         entry = launches.setdefault(row["ID"], {"kernel": row["Kernel Name"].split("(")[0]})
-        value = row["Metric Value"].replace(",", "")
-        try:
-            entry[row["Metric Name"]] = float(value)
-        except ValueError:
-            continue
+        value = ncu_number(row["Metric Value"])
+        if value is not None:
+            entry[row["Metric Name"]] = value
     return list(launches.values())
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import open_text
+from benchmarks.common import ncu_number, open_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h100_sgemm_blocks.json"
 LAB = Path(__file__).parent / "fixtures" / "h100_lab_launches.jsonl.gz"
@@ -178,7 +178,8 @@ def loop_stalls(source_csv: Path, kernel: str = "sgemm_async",
     ``min_executed`` times by warps, within a factor of 2 of each other), and over the whole
     kernel. The page may hold other kernels (CuPy's random numbers): each starts with a
     ``"Kernel Name"`` line."""
-    lines = [line for line in open_text(source_csv) if line.startswith('"')]
+    with open_text(source_csv) as f:
+        lines = [line for line in f if line.startswith('"')]
     rows = list(csv.reader(lines))
     first = next(i for i, r in enumerate(rows) if r[:2] == ["Kernel Name", kernel])
     end = next((i for i in range(first + 1, len(rows)) if rows[i][0] == "Kernel Name"),
@@ -188,10 +189,7 @@ def loop_stalls(source_csv: Path, kernel: str = "sgemm_async",
     reasons = [n for n in head if n.startswith("stall_") and "Not Issued" not in n]
 
     def number(text: str) -> float:
-        try:
-            return float(text.replace(",", ""))
-        except ValueError:
-            return 0.0
+        return ncu_number(text) or 0.0
 
     runs: list[list] = []  # [executed, indices] per run of hot instructions
     for i, r in enumerate(data):
@@ -202,14 +200,14 @@ def loop_stalls(source_csv: Path, kernel: str = "sgemm_async",
             runs[-1][1].append(i)
         else:
             runs.append([executed, [i]])
-    regions = [(f"loop of {len(idx)} instructions executed {executed:.0f} times", idx)
+    regions = [(f"loop of {len(idx)} instructions executed {executed:.0f} times", executed, idx)
                for executed, idx in runs if len(idx) >= 64]
-    regions.append(("whole kernel", range(len(data))))
+    regions.append(("whole kernel", None, range(len(data))))
     result = []
-    for name, idx in regions:
+    for name, executed, idx in regions:
         total = {reason: sum(number(data[i][col[reason]]) for i in idx) for reason in reasons}
         issued = max(total["stall_selected"], 1.0)
-        result.append({"region": name, "instructions": len(idx),
+        result.append({"region": name, "instructions": len(idx), "executed": executed,
                        "per_issue": {reason[6:]: round(v / issued, 3)
                                      for reason, v in total.items() if v}})
     return result

@@ -148,9 +148,9 @@ _SASS_CLASS = {
 }
 
 
-def _loop_instructions(listing: str) -> dict[str, list[tuple[str, str, str, int]]]:
+def _loop_instructions(listing: str) -> dict[str, list[tuple[str, str, int]]]:
     """Per function of an ``nvdisasm -hex`` listing, its instructions inside loops (all of
-    them when it has none) as (class, opcode, operands, stall count), in order."""
+    them when it has none) as (class, operands, stall count), in order."""
     functions: dict[str, list] = {}
     labels: dict[tuple[str, str], int] = {}
     name = None
@@ -167,27 +167,25 @@ def _loop_instructions(listing: str) -> dict[str, list[tuple[str, str, str, int]
             labels[name, label.group(1)] = len(functions[name])
             continue
         high = _HIGH_WORD.match(line)
-        if high and functions[name] and functions[name][-1][4] is None:
-            functions[name][-1][4] = max((int(high.group(1), 16) >> 41) & 0xF, 1)
+        if high and functions[name] and functions[name][-1][3] is None:
+            functions[name][-1][3] = max((int(high.group(1), 16) >> 41) & 0xF, 1)
             continue
         match = _INSTRUCTION.search(line)
         if match:
             opcode, operands = match.groups()
             target = _TARGET.search(operands)
             kind = _SASS_CLASS.get(opcode.split(".")[0], "int")
-            functions[name].append([kind, opcode, operands, target.group(1) if target else None,
-                                    None])
+            functions[name].append([kind, operands, target.group(1) if target else None, None])
     out = {}
     for name, instructions in functions.items():
         inside = np.zeros(len(instructions), bool)
         for k, instruction in enumerate(instructions):
-            start = labels.get((name, instruction[3]))
+            start = labels.get((name, instruction[2]))
             if start is not None and start <= k:  # a backward branch: a loop
                 inside[start:k + 1] = True
         chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
             if inside.any() else instructions
-        out[name] = [(kind, opcode, operands, stall or 1)
-                     for kind, opcode, operands, _, stall in chosen]
+        out[name] = [(kind, operands, stall or 1) for kind, operands, _, stall in chosen]
     return out
 
 
@@ -211,10 +209,14 @@ def read_stalls(listing: str) -> dict[str, dict[str, float]]:
     >>> read_stalls(listing)
     {'_Z1kPf': {'fp32': 5.0, 'branch': 5.0}}
     """
+    return _stalls(_loop_instructions(listing))
+
+
+def _stalls(loops: dict[str, list]) -> dict[str, dict[str, float]]:
     out = {}
-    for name, instructions in _loop_instructions(listing).items():
+    for name, instructions in loops.items():
         stalls: dict[str, list[int]] = {}
-        for kind, _, _, stall in instructions:
+        for kind, _, stall in instructions:
             stalls.setdefault(kind, []).append(stall)
         out[name] = {kind: float(np.mean(v)) for kind, v in stalls.items()}
     return out
@@ -271,12 +273,16 @@ def read_conflicts(listing: str) -> dict[str, float]:
     ...                "  /*0010*/  FFMA R5, R7, R9, R5 ;\n")
     {'k': 1.5}
     """
+    return _conflicts(_loop_instructions(listing))
+
+
+def _conflicts(loops: dict[str, list]) -> dict[str, float]:
     out = {}
-    for name, instructions in _loop_instructions(listing).items():
+    for name, instructions in loops.items():
         cached: dict[int, int] = {}
         free = [0, 0]  # the cycle from which each bank can serve a read
         issued, count = -1, 0  # the cycle the last instruction issued in
-        for kind, _, operands, _ in instructions:
+        for kind, operands, _ in instructions:
             ready = issued  # reads start a cycle before the previous instruction issues
             if kind == "fp32":
                 banks, cached = bank_reads(operands, cached)
@@ -349,8 +355,9 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             return {}, {}, {}, {}
     if done.returncode != 0:
         return {}, {}, {}, {}
-    return (read_waits(done.stdout), read_stalls(done.stdout), read_aggregated(done.stdout),
-            read_conflicts(done.stdout))
+    loops = _loop_instructions(done.stdout)  # read once for the stalls and the banks
+    return (read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
+            _conflicts(loops))
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
