@@ -267,13 +267,14 @@ def lab_constant(notebook: str, name: str) -> int:
 
 
 def predicted_cycles_per_trip(module, kernel: str, threads: int, args: list, iters: int,
-                              blocks: int = 132):
+                              blocks: int = 132, shared: int = 0):
     """``(cycles, prediction)``: the H100 clock cycles per loop trip the model predicts for a
     probe timed with ``clock64`` around its loop of ``iters`` trips (``lone_warp``,
     ``stall_chains``): its time less a launch's fixed cost, at the model's clock."""
     import cudakit
     from cudakit.predict import load
 
-    p = cudakit.predict(module, kernel, grid=(blocks,), block=(threads,), args=args)
+    p = cudakit.predict(module, kernel, grid=(blocks,), block=(threads,), args=args,
+                        shared=shared)
     seconds = (p.ms - p.breakdown.get("launch", 0.0)) * 1e-3
     return seconds * load("H100").clock_hz / iters, p

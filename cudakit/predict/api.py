@@ -30,10 +30,10 @@ from ..analysis.analyze import Pointer, _dims, device_args, source_of
 from ..errors import ArgumentError, LaunchError
 from ..kernel import find_kernel
 from .device import load
-from .model import Launch, estimate
+from .model import Launch, estimate, fetch_cycles
 from .result import Prediction
 from .sample import SECONDS, run_sample
-from .sass import aggregates_atomics, conflict_cycles, shared_waits, stall_cycles
+from .sass import aggregates_atomics, conflict_cycles, loop_bytes, shared_waits, stall_cycles
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -137,7 +137,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     blocks_per_sm=resident, traffic=t,
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
                     banks=(conflict_cycles(cubin, mangled) or 0.0)
-                    if float(dev.compute_capability) >= 7.0 else 0.0)  # Volta's banks on
+                    if float(dev.compute_capability) >= 7.0 else 0.0,  # Volta's banks on
+                    fetch=fetch_cycles(loop_bytes(cubin, mangled) or 0, dev))
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

@@ -158,6 +158,7 @@ class Launch:
     schedule: object = None  # sass.SharedWaits of the kernel's SASS, if it could be read
     stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
     banks: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
+    fetch: float = 0.0  # cycles per instruction a warp needs to fetch its loop (fetch_cycles)
 
 
 @dataclass
@@ -239,13 +240,39 @@ def issue_slots(x: Launch) -> float:
     return x.issued + x.classes.get("fp32", 0) * x.banks
 
 
+#: the part of the instruction cache beyond which a loop misses on every line: on the
+#: H100's SM (``benchmarks/fetch_probe.py``) a loop's cycles per instruction rose in a
+#: straight line from 32 kB to 40 kB of code and stayed there to 128 kB
+FULL_MISS = 1.25
+
+
+def fetch_cycles(loop_bytes: float, d) -> float:
+    """Cycles per instruction a warp needs to fetch a loop of ``loop_bytes`` (its TPC's
+    instruction cache holds ``instruction_cache_bytes``): none while the loop fits, then
+    rising to ``fetch_miss_cycles`` once it is a quarter larger; 0 where the device lacks
+    the figures. A warp waits for its fetches as for its dependencies, whichever is longer
+    (the probe: a chain of dependent FFMAs, 4 cycles each, was not slowed).
+
+    >>> from types import SimpleNamespace as NS
+    >>> d = NS(figures={"instruction_cache_bytes": 32768, "fetch_miss_cycles": 2.43})
+    >>> fetch_cycles(16384, d), fetch_cycles(36864, d), fetch_cycles(65536, d)
+    (0.0, 1.715, 2.43)
+    """
+    cache, miss = (d.figures.get(k) for k in ("instruction_cache_bytes", "fetch_miss_cycles"))
+    if not cache or not miss or loop_bytes <= cache:
+        return 0.0
+    part = min(1.0, (loop_bytes - cache) / ((FULL_MISS - 1) * cache))
+    return 1.0 + (miss - 1.0) * part
+
+
 def own_path(x: Launch) -> float:
     """The cycles the warps need to issue their instructions one after the other, summed
     over warps: at least one per instruction, the dependency chains the emulator's schedule
     found (``x.cycles``), and the stall counts ptxas gave the kernel's SASS (``x.stalls``:
     per class, the cycles a warp waits after such an instruction, for the latencies ptxas
     covers without a scoreboard) or, where more, the cycles an FP32 instruction of a warp
-    issuing alone waits for its register banks (``x.banks``).
+    issuing alone waits for its register banks (``x.banks``); and, for a loop larger than
+    the instruction cache, the cycles each instruction takes to fetch (``x.fetch``).
 
     >>> x = Launch({"fp32": 64, "ld.global": 16}, 80, 90, 1, 0, 0, 0, 0, 1, 1, 1, None,
     ...            stalls={"fp32": 4.5, "ld.global": 2.0})
@@ -256,7 +283,8 @@ def own_path(x: Launch) -> float:
     extra = sum(x.classes.get(kind, 0) * max(stalls.get(kind, 1.0) - 1.0,
                                              x.banks if kind == "fp32" else 0.0, 0.0)
                 for kind in STALLED)
-    return max(x.cycles + x.classes.get("fp32", 0) * x.banks, x.issued + extra)
+    return max(x.cycles + x.classes.get("fp32", 0) * x.banks, x.issued + extra,
+               x.issued * x.fetch)
 
 
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:

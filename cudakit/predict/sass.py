@@ -148,9 +148,10 @@ _SASS_CLASS = {
 }
 
 
-def _loop_instructions(listing: str) -> dict[str, list[tuple[str, str, int]]]:
-    """Per function of an ``nvdisasm -hex`` listing, its instructions inside loops (all of
-    them when it has none) as (class, operands, stall count), in order."""
+def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
+    """Per function of an ``nvdisasm -hex`` listing: its instructions as [class, operands,
+    branch target, stall count], and its loops as (first, last) instruction indices, one per
+    backward branch."""
     functions: dict[str, list] = {}
     labels: dict[tuple[str, str], int] = {}
     name = None
@@ -178,14 +179,48 @@ def _loop_instructions(listing: str) -> dict[str, list[tuple[str, str, int]]]:
             functions[name].append([kind, operands, target.group(1) if target else None, None])
     out = {}
     for name, instructions in functions.items():
+        loops = [(start, k) for k, instruction in enumerate(instructions)
+                 if (start := labels.get((name, instruction[2]))) is not None and start <= k]
+        out[name] = (instructions, loops)
+    return out
+
+
+def _loop_instructions(parsed: dict) -> dict[str, list[tuple[str, str, int]]]:
+    """Per function of :func:`_parse`'s result, its instructions inside loops (all of them
+    when it has none) as (class, operands, stall count), in order."""
+    out = {}
+    for name, (instructions, loops) in parsed.items():
         inside = np.zeros(len(instructions), bool)
-        for k, instruction in enumerate(instructions):
-            start = labels.get((name, instruction[2]))
-            if start is not None and start <= k:  # a backward branch: a loop
-                inside[start:k + 1] = True
+        for start, end in loops:
+            inside[start:end + 1] = True
         chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
             if inside.any() else instructions
         out[name] = [(kind, operands, stall or 1) for kind, operands, _, stall in chosen]
+    return out
+
+
+def read_loop_bytes(listing: str) -> dict[str, int]:
+    r"""Per function of an ``nvdisasm`` listing, the bytes of its largest loop (an outermost
+    one, with the loops inside it; 16 bytes an instruction, as from Volta on), or 0 without
+    loops: the code a warp runs again and again, which the instruction cache must hold.
+
+    >>> read_loop_bytes(".text.k:\n.L_x_0:\n  /*0000*/  FADD R1, R1, R2 ;\n"
+    ...                 "  /*0010*/  BRA `(.L_x_0) ;\n  /*0020*/  EXIT ;\n")
+    {'k': 32}
+    """
+    return _loop_bytes(_parse(listing))
+
+
+def _loop_bytes(parsed: dict) -> dict[str, int]:
+    out = {}
+    for name, (_, loops) in parsed.items():
+        spans: list[list[int]] = []  # outermost loops: overlapping spans joined
+        for start, end in sorted(loops):
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        out[name] = max((16 * (end - start + 1) for start, end in spans), default=0)
     return out
 
 
@@ -209,7 +244,7 @@ def read_stalls(listing: str) -> dict[str, dict[str, float]]:
     >>> read_stalls(listing)
     {'_Z1kPf': {'fp32': 5.0, 'branch': 5.0}}
     """
-    return _stalls(_loop_instructions(listing))
+    return _stalls(_loop_instructions(_parse(listing)))
 
 
 def _stalls(loops: dict[str, list]) -> dict[str, dict[str, float]]:
@@ -262,27 +297,30 @@ def read_conflicts(listing: str) -> dict[str, float]:
     cycle; an operand that the previous instruction kept in the same slot's reuse cache is
     not read from a bank (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
     Microbenchmarking", 2018, on Volta's register banks). Walking the loops in order, each
-    instruction issues a cycle after the one before, or later, once the banks have delivered
-    its operands; the reads may start a cycle before the previous instruction issues. Checked on
-    the H100 by ``benchmarks/sgemm_blocks.py``: FFMA outer products in registers (0.42 such
-    cycles per FFMA) ran in 1483 and 377 cycles per trip, and the model, with these cycles,
-    predicts them within 3 %; the cycles hold the scheduler (two warps on it took twice as
-    long). Other instructions are not read for banks.
+    instruction issues when the stall count of the one before allows, or later, once the
+    banks have delivered its operands; the reads may start a cycle before the previous
+    instruction issues, so a dependent chain's stalls hide its conflicts (a chain of FFMAs,
+    each reading two odd registers, ran at its 4 cycles each: ``benchmarks/fetch_probe.py``).
+    Checked on the H100 by ``benchmarks/sgemm_blocks.py``: FFMA outer products in registers
+    (0.42 such cycles per FFMA) ran in 1483 and 377 cycles per trip, and the model, with
+    these cycles, predicts them within 3 %; the cycles hold the scheduler (two warps on it
+    took twice as long). Other instructions are not read for banks.
 
     >>> read_conflicts(".text.k:\n  /*0000*/  FFMA R4, R6, R8, R10 ;\n"
     ...                "  /*0010*/  FFMA R5, R7, R9, R5 ;\n")
-    {'k': 1.5}
+    {'k': 1.0}
     """
-    return _conflicts(_loop_instructions(listing))
+    return _conflicts(_loop_instructions(_parse(listing)))
 
 
 def _conflicts(loops: dict[str, list]) -> dict[str, float]:
     out = {}
     for name, instructions in loops.items():
         cached: dict[int, int] = {}
-        free = [0, 0]  # the cycle from which each bank can serve a read
         issued, count = -1, 0  # the cycle the last instruction issued in
-        for kind, operands, _ in instructions:
+        free = [issued, issued]  # the cycle from which each bank can serve a read
+        scheduled, wait = -1, 1  # the same without the banks; the last one's stall count
+        for kind, operands, stall in instructions:
             ready = issued  # reads start a cycle before the previous instruction issues
             if kind == "fp32":
                 banks, cached = bank_reads(operands, cached)
@@ -293,8 +331,8 @@ def _conflicts(loops: dict[str, list]) -> dict[str, float]:
                     ready = max(ready, cycle)
             else:
                 cached = {}
-            issued = max(issued + 1, ready)
-        out[name] = (issued + 1 - len(instructions)) / count if count else 0.0
+            issued, scheduled, wait = max(issued + wait, ready), scheduled + wait, stall
+        out[name] = (issued - scheduled) / count if count else 0.0
     return out
 
 
@@ -340,10 +378,11 @@ def nvdisasm_path() -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
-                                                     dict[str, bool], dict[str, float]]:
+                                                     dict[str, bool], dict[str, float],
+                                                     dict[str, int]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}, {}, {}, {}
+        return {}, {}, {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
@@ -352,12 +391,13 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
                                   timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}, {}, {}, {}
+            return {}, {}, {}, {}, {}
     if done.returncode != 0:
-        return {}, {}, {}, {}
-    loops = _loop_instructions(done.stdout)  # read once for the stalls and the banks
+        return {}, {}, {}, {}, {}
+    parsed = _parse(done.stdout)  # read once for the stalls, the banks and the loops
+    loops = _loop_instructions(parsed)
     return (read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
-            _conflicts(loops))
+            _conflicts(loops), _loop_bytes(parsed))
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
@@ -383,3 +423,9 @@ def conflict_cycles(cubin: bytes, mangled: str) -> float | None:
     """Register-bank cycles per ``fp32`` instruction of kernel ``mangled``'s loops
     (:func:`read_conflicts`), or None (no nvdisasm, or no such function)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[3].get(mangled)
+
+
+def loop_bytes(cubin: bytes, mangled: str) -> int | None:
+    """The bytes of kernel ``mangled``'s largest loop (:func:`read_loop_bytes`), or None (no
+    nvdisasm, or no such function)."""
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[4].get(mangled)
