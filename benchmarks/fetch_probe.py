@@ -5,6 +5,7 @@ same loop, another copy of it at other addresses, or nothing.
     python -m benchmarks.fetch_probe --record OUT.json    # on the GPU
     python -m benchmarks.fetch_probe [--model]            # here: the stored run, as a table
                                                           # (the model's mode-0 column)
+    python -m benchmarks.fetch_probe --curves             # the device figures it gives
 
 Each kernel ``fetch_N`` holds two copies of a loop whose body is N FFMAs in 16 independent
 chains (the two multipliers kept in the operand reuse cache, so no register-bank conflicts).
@@ -35,6 +36,7 @@ WORK = 1 << 20  # FFMAs per warp per launch
 MODES = {0: "same code", 1: "partner other code", 2: "partner same, neighbours other",
          3: "partner idle"}
 SHARED = 150 * 1024  # bytes of dynamic shared memory per block: one block per SM
+OTHERS = 6  # the loop's other SASS instructions: counter, compare, clock read, branches
 
 
 def _body(n: int, chains: int, copy: int) -> str:
@@ -120,20 +122,44 @@ def record(out: Path) -> None:
                                "rows": rows}) + "\n")
 
 
-def predicted(n: int, chains: int, threads: int) -> float:
+def predicted(n: int, chains: int, threads: int, paired: bool = False) -> float:
     """The model's cycles per FFMA of one warp for ``fetch_n_chains`` in mode 0, one block of
-    ``threads`` per SM (the loop's prologue and the launch's fixed cost left out)."""
+    ``threads`` per SM (the loop's prologue and the launch's fixed cost left out). With
+    ``paired``, odd blocks run the other copy (the emulator has no SMs to choose by): the
+    H100 puts blocks 0 and 1 on one TPC, as mode 1 does every TPC, and the launch takes as
+    long as they do."""
     import cudakit
     from benchmarks.common import predicted_cycles_per_trip
 
     iters = WORK // n
-    module = cudakit.compile('extern "C" {\n' + kernel_source(n, chains) + "\n}\n",
-                             options=["-O3"])
+    source = kernel_source(n, chains)
+    if paired:
+        source = source.replace("int path = mode == 0 ? 0", "int path = mode == 4 ? "
+                                "int(blockIdx.x & 1) : mode == 0 ? 0")
+    module = cudakit.compile('extern "C" {\n' + source + "\n}\n", options=["-O3"])
     sms = 132
     cycles, _ = predicted_cycles_per_trip(module, f"fetch_{n}_{chains}", threads, [
         np.zeros(sms * threads, np.float32), np.zeros(4 * sms, np.int64), np.int32(iters),
-        np.int32(0), np.float32(1.0000001), np.float32(1e-7)], iters, shared=SHARED)
+        np.int32(4 if paired else 0), np.float32(1.0000001), np.float32(1e-7)], iters,
+        shared=SHARED)
     return cycles / n
+
+
+def curves(stored: dict) -> dict:
+    """The device figures this probe measures (``cudakit/predict/devices/h100.json``): per
+    TPC, the bytes of loop code and a warp's cycles per instruction (one warp per scheduler,
+    median block), for one loop (``fetch_alone_curve``: the other SM runs the same loop or
+    none) and for two (``fetch_paired_curve``: the two SMs run different loops; their bytes
+    summed), from the first size past 32 kB of code on."""
+    out = {}
+    for name, mode, copies in (("fetch_alone_curve", 0, 1), ("fetch_paired_curve", 1, 2)):
+        points = sorted((copies * 16 * (r["ffma"] + OTHERS),
+                         float(np.median(cycles_per_ffma(r))) * r["ffma"] / (r["ffma"] + OTHERS))
+                        for r in stored["rows"] if r["mode"] == mode and r["chains"] == 16
+                        and r["threads"] == 128)
+        points = [(b, c) for b, c in points if b > 32768]
+        out[name] = {"bytes": [b for b, _ in points], "cycles": [round(c, 3) for _, c in points]}
+    return out
 
 
 def tables(stored: dict, model: bool = False) -> str:
@@ -161,9 +187,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", metavar="JSON", help="run the probe on this GPU")
     parser.add_argument("--model", action="store_true", help="add the model's column")
+    parser.add_argument("--curves", action="store_true", help="the device figures, as JSON")
     args = parser.parse_args(argv)
     if args.record:
         record(Path(args.record))
+    elif args.curves:
+        print(json.dumps(curves(json.loads(FIXTURE.read_text()))))
     else:
         print(tables(json.loads(FIXTURE.read_text()), model=args.model))
 

@@ -16,7 +16,7 @@ import pytest
 from benchmarks import microbench, model
 from cudakit import record
 from cudakit.predict import load
-from cudakit.predict.device import read_curves, read_loaded_latency
+from cudakit.predict.device import read_curves, read_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -215,7 +215,7 @@ def test_microbench_runs_on_the_emulator(tmp_path):
     assert set(curves) == {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable", "d2d"}
     assert curves["h2d_pinned"][0][0] == 256 and curves["d2d"][0][-1] == 1 << 16
     assert result["sm_count"] == 1  # the emulated device
-    gbs, cycles = read_loaded_latency(result["dram_loaded_latency"], "device.json")
+    gbs, cycles = read_table(result["dram_loaded_latency"], "device.json", "dram_loaded_latency")
     assert len(gbs) == len(result["dram_loaded_latency"]["warps_chases"]) == 9
 
 

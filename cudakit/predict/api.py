@@ -30,10 +30,11 @@ from ..analysis.analyze import Pointer, _dims, device_args, source_of
 from ..errors import ArgumentError, LaunchError
 from ..kernel import find_kernel
 from .device import load
-from .model import Launch, estimate, fetch_cycles
+from .fetch import fetch_cycles, loop_sizes, paired_fetch, pairs_to_probe
+from .model import Launch, estimate
 from .result import Prediction
 from .sample import SECONDS, run_sample
-from .sass import aggregates_atomics, conflict_cycles, loop_bytes, shared_waits, stall_cycles
+from .sass import aggregates_atomics, code_size, conflict_cycles, shared_waits, stall_cycles
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -67,6 +68,9 @@ def _occupancy(device, info, threads: int, shared: int):
 #: seconds a prediction should take before its cache model and its SASS reading (up to 2 s
 #: for the largest lab kernels): compiling, decoding and the sample (issue 19's goal: 5 s)
 BUDGET = 3.0
+#: of those, the emulation that finds which loops the blocks sharing TPCs run, when two of
+#: the kernel's loops could overflow the instruction cache together (:mod:`.fetch`)
+PAIRS_SECONDS = 0.4
 
 
 @functools.lru_cache(maxsize=8)
@@ -107,9 +111,18 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     cubin, mangled = module.program.compiled.cubin, function.kernel.mangled
     reading = threading.Thread(target=shared_waits, args=(cubin, mangled), daemon=True)
     reading.start()  # nvdisasm reads the SASS while the sample runs (it is cached)
-    sample = run_sample(function, values, grid3, block3, int(shared),
-                        seconds=min(SECONDS, max(SECONDS / 2, BUDGET - spent)))
+    nblocks = grid3[0] * grid3[1] * grid3[2]
+    sizes = loop_sizes(function, len(function.kernel.dec.fn.body))  # PTX sizes until the SASS
+    probe = pairs_to_probe(sizes, dev, nblocks)  # blocks whose loops tell the TPCs' fetch
+    seconds = min(SECONDS, max(SECONDS / 2, BUDGET - spent)) - PAIRS_SECONDS * bool(probe)
+    sample = run_sample(function, values, grid3, block3, int(shared), seconds=seconds)
     reading.join()
+    loop_bytes, instructions = code_size(cubin, mangled) or (0, 0)
+    fetch = fetch_cycles(loop_bytes, dev)
+    if probe and instructions:
+        fetch = max(fetch, paired_fetch(function, values, grid3, block3, int(shared), dev,
+                                        loop_sizes(function, instructions), probe,
+                                        PAIRS_SECONDS))
     threads = block3[0] * block3[1] * block3[2]
     o = _occupancy(dev, info, threads, int(shared))
     if o.active_blocks_per_sm < 1:
@@ -138,7 +151,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
                     banks=(conflict_cycles(cubin, mangled) or 0.0)
                     if float(dev.compute_capability) >= 7.0 else 0.0,  # Volta's banks on
-                    fetch=fetch_cycles(loop_bytes(cubin, mangled) or 0, dev))
+                    fetch=fetch)
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

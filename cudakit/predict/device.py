@@ -39,7 +39,7 @@ OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
             "pcie_duplex_gbs", "partial_store_sectors_per_s", "partial_store_lines_per_s",
             "constant_replays_per_clk_per_sm", "atomic_line_request_s",
             "atomic_same_word_float_s", "atomic_same_word_int_s", "atomic_line_requests_per_s",
-            "instruction_cache_bytes", "fetch_miss_cycles")
+            "tpc_paired_blocks")
 #: tables a device may have (``benchmarks/microbench.py``): ``copy_curves``, per copy kind
 #: (``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable``, ``d2d``) the measured
 #: microseconds against bytes; ``d2d_unaligned_us``, the microseconds a device-to-device copy
@@ -78,20 +78,28 @@ def read_curves(entry, path: str) -> dict[str, tuple[tuple[int, ...], tuple[floa
     return curves
 
 
-def read_loaded_latency(entry, path: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """``dram_loaded_latency`` checked: bandwidths drawn (GB/s, ascending) and the DRAM
-    latency in cycles measured at each, two or more points.
+#: measured tables of two columns (x ascending): their name, and the names of their columns
+TABLES = {"dram_loaded_latency": ("gbs", "cycles"), "fetch_alone_curve": ("bytes", "cycles"),
+          "fetch_paired_curve": ("bytes", "cycles")}
 
-    >>> read_loaded_latency({"gbs": [100, 2000], "cycles": [700, 900]}, "x")
+
+def read_table(entry, path: str, name: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """One of :data:`TABLES` checked: its x (ascending) and y columns, two or more points:
+    ``dram_loaded_latency``, the DRAM latency in cycles against bandwidth drawn (GB/s);
+    ``fetch_alone_curve`` and ``fetch_paired_curve``, a warp's cycles per instruction
+    against the bytes of loop code on a TPC (``benchmarks/fetch_probe.py``).
+
+    >>> read_table({"gbs": [100, 2000], "cycles": [700, 900]}, "x", "dram_loaded_latency")
     ((100.0, 2000.0), (700.0, 900.0))
     """
     if isinstance(entry, dict) and "value" in entry:
         entry = entry["value"]
-    gbs, cycles = (entry.get("gbs"), entry.get("cycles")) if isinstance(entry, dict) else (0, 0)
-    if not _is_curve(gbs, cycles):
-        raise ValueError(f"{path}: dram_loaded_latency needs 'gbs' (ascending) and 'cycles' "
-                         "(positive), two or more of each, of equal length")
-    return tuple(float(v) for v in gbs), tuple(float(v) for v in cycles)
+    xs, ys = TABLES[name]
+    x, y = (entry.get(xs), entry.get(ys)) if isinstance(entry, dict) else (0, 0)
+    if not _is_curve(x, y):
+        raise ValueError(f"{path}: {name} needs {xs!r} (ascending) and {ys!r} (positive), two "
+                         "or more of each, of equal length")
+    return tuple(float(v) for v in x), tuple(float(v) for v in y)
 
 
 @dataclass(frozen=True)
@@ -157,10 +165,12 @@ def read_figures(text: str, path: str = "figures", complete: bool = True) -> tup
         values["d2d_unaligned_us"] = read_curves({"d2d": data["d2d_unaligned_us"]},
                                                  f"{path}: d2d_unaligned_us")["d2d"]
         sources["d2d_unaligned_us"] = f"measured: {methods.get('d2d_unaligned_us', path)}"
-    if data.get("dram_loaded_latency") is not None:
-        values["dram_loaded_latency"] = read_loaded_latency(data["dram_loaded_latency"], path)
-        sources["dram_loaded_latency"] = (
-            f"measured: {methods.get('dram_loaded_latency', path)}")
+    for name in TABLES:
+        if data.get(name) is not None:
+            values[name] = read_table(data[name], path, name)
+            entry = data[name]
+            sources[name] = entry.get("source") if isinstance(entry, dict) and \
+                entry.get("source") else f"measured: {methods.get(name, path)}"
     missing = [k for k in FIGURES if k not in values]
     if complete and missing:
         raise ValueError(f"{path} lacks {', '.join(missing)}")

@@ -158,7 +158,7 @@ class Launch:
     schedule: object = None  # sass.SharedWaits of the kernel's SASS, if it could be read
     stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
     banks: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
-    fetch: float = 0.0  # cycles per instruction a warp needs to fetch its loop (fetch_cycles)
+    fetch: float = 0.0  # cycles per instruction a warp needs to fetch its loop (.fetch)
 
 
 @dataclass
@@ -238,31 +238,6 @@ def issue_slots(x: Launch) -> float:
     112.0
     """
     return x.issued + x.classes.get("fp32", 0) * x.banks
-
-
-#: the part of the instruction cache beyond which a loop misses on every line: on the
-#: H100's SM (``benchmarks/fetch_probe.py``) a loop's cycles per instruction rose in a
-#: straight line from 32 kB to 40 kB of code and stayed there to 128 kB
-FULL_MISS = 1.25
-
-
-def fetch_cycles(loop_bytes: float, d) -> float:
-    """Cycles per instruction a warp needs to fetch a loop of ``loop_bytes`` (its TPC's
-    instruction cache holds ``instruction_cache_bytes``): none while the loop fits, then
-    rising to ``fetch_miss_cycles`` once it is a quarter larger; 0 where the device lacks
-    the figures. A warp waits for its fetches as for its dependencies, whichever is longer
-    (the probe: a chain of dependent FFMAs, 4 cycles each, was not slowed).
-
-    >>> from types import SimpleNamespace as NS
-    >>> d = NS(figures={"instruction_cache_bytes": 32768, "fetch_miss_cycles": 2.43})
-    >>> fetch_cycles(16384, d), fetch_cycles(36864, d), fetch_cycles(65536, d)
-    (0.0, 1.715, 2.43)
-    """
-    cache, miss = (d.figures.get(k) for k in ("instruction_cache_bytes", "fetch_miss_cycles"))
-    if not cache or not miss or loop_bytes <= cache:
-        return 0.0
-    part = min(1.0, (loop_bytes - cache) / ((FULL_MISS - 1) * cache))
-    return 1.0 + (miss - 1.0) * part
 
 
 def own_path(x: Launch) -> float:
@@ -552,6 +527,11 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                     f"they wait for their loads together ({mem:.0f} cycles per warp"
                     f"{_shared_note(x, d, mem)}), then share the schedulers ({per_scheduler:g} "
                     f"warps per scheduler), {share}")
+        if x.fetch and own_path(x) == x.issued * x.fetch:
+            return (f"latency-bound on instruction fetch: the loop code its TPC's two SMs run "
+                    f"overflows their shared instruction cache, so each warp waits "
+                    f"{x.fetch:.1f} cycles per instruction for its code ({mem:.0f} cycles of "
+                    f"loads per warp besides), {share}")
         return (f"latency-bound: {per_scheduler:g} warps per scheduler cannot hide "
                 f"{load:.0f}-cycle loads ({x.chain_periods:.1f} waits per warp"
                 f"{_shared_note(x, d, mem)}), {share}")

@@ -379,7 +379,7 @@ def nvdisasm_path() -> str | None:
 @functools.lru_cache(maxsize=64)
 def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
                                                      dict[str, bool], dict[str, float],
-                                                     dict[str, int]]:
+                                                     dict[str, tuple[int, int]]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
         return {}, {}, {}, {}, {}
@@ -396,8 +396,9 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
         return {}, {}, {}, {}, {}
     parsed = _parse(done.stdout)  # read once for the stalls, the banks and the loops
     loops = _loop_instructions(parsed)
+    sizes = {name: (loop, len(parsed[name][0])) for name, loop in _loop_bytes(parsed).items()}
     return (read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
-            _conflicts(loops), _loop_bytes(parsed))
+            _conflicts(loops), sizes)
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
@@ -425,7 +426,7 @@ def conflict_cycles(cubin: bytes, mangled: str) -> float | None:
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[3].get(mangled)
 
 
-def loop_bytes(cubin: bytes, mangled: str) -> int | None:
-    """The bytes of kernel ``mangled``'s largest loop (:func:`read_loop_bytes`), or None (no
-    nvdisasm, or no such function)."""
+def code_size(cubin: bytes, mangled: str) -> tuple[int, int] | None:
+    """The bytes of kernel ``mangled``'s largest loop (:func:`read_loop_bytes`) and its SASS
+    instructions, or None (no nvdisasm, or no such function)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[4].get(mangled)
