@@ -51,21 +51,25 @@ SECONDS = 2.5  # emulation time that no further launch of runs may pass (as far 
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
 PROBE_TIMEOUT = 30.0  # seconds a launch of the sample's runs may take (planned: far less)
-CUTS = 8  # loops a long block may have cut short, and time budgets it may take
+CUTS = 8  # loops a long block may have cut short
+#: time budgets a block whose loops are cut may take in all: past them its running loop is
+#: cut where it is (lab 06's rows_block, whose lanes run rows of different lengths, waited
+#: up to 8 budgets, 17.6 s, for its loops to reach the part of the first one cut)
+CUT_BUDGETS = 1.6
 
 
 class _LoopCutter:
     """The emulator's ``on_timeout``: cuts a long block's running loop short while a later
     loop follows (:func:`~.progress.skip_loop`), every loop at the part of its iterations
     the first had done when it was cut, so that one scale (:attr:`Sample.done`) fits them
-    all; the block may take up to ``CUTS`` budgets in all (then a loop is cut where it
+    all; the block may take up to ``CUT_BUDGETS`` budgets in all (then a loop is cut where it
     is)."""
 
     CHECK = 0.05  # seconds between looks at a running loop's progress
     GLANCE = 0.002  # the shortest
 
     def __init__(self, counter, seconds: float):
-        self.counter, self.limit = counter, time.perf_counter() + CUTS * seconds
+        self.counter, self.limit = counter, time.perf_counter() + CUT_BUDGETS * seconds
         self.skipped, self.cuts, self.functions = 0.0, 0, {}
         self.part: float | None = None  # of its iterations each loop runs before its cut
         self.last: tuple[float, float] | None = None  # time and progress at the last look
