@@ -3,6 +3,7 @@ code, one block per SM, with the other SM of the same TPC (SMs 2t and 2t + 1) ru
 same loop, another copy of it at other addresses, or nothing.
 
     python -m benchmarks.fetch_probe --record OUT.json    # on the GPU
+    python -m benchmarks.fetch_probe --placement OUT.json # on the GPU: where blocks start
     python -m benchmarks.fetch_probe [--model]            # here: the stored run, as a table
                                                           # (the model's mode-0 column)
     python -m benchmarks.fetch_probe --curves             # the device figures it gives
@@ -83,6 +84,42 @@ __global__ void fetch_{n}_{chains}(float *out, long long *rec, int iters, int mo
     }}
 }}
 """
+
+
+PLACE = r"""
+extern "C" __global__ void place(unsigned *sm_of, long long hold)
+{
+    unsigned sm;  // the launch's dynamic shared memory sets how many blocks fit on an SM
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    long long t0 = clock64();
+    while (clock64() - t0 < hold) {}
+    if (threadIdx.x == 0) sm_of[blockIdx.x] = sm;
+}
+"""
+GRIDS = (8, 16, 32, 64, 66, 100, 132, 133, 200, 264)
+
+
+def record_placement(out: Path) -> None:
+    """Which SM each block of a launch starts on (``%smid``), for launches of :data:`GRIDS`
+    blocks of 128 threads that hold their SM for a millisecond, with one block per SM
+    (dynamic shared memory) and with as many as fit."""
+    import cupy as cp
+
+    from benchmarks.common import gpu_line
+
+    fn = cp.RawKernel(PLACE, "place")
+    fn.max_dynamic_shared_size_bytes = SHARED
+    runs = []
+    for shared in (SHARED, 0):
+        for blocks in GRIDS:
+            sm_of = cp.zeros(blocks, cp.uint32)
+            fn((blocks,), (128,), (sm_of, np.int64(2_000_000)), shared_mem=shared)
+            runs.append({"blocks": blocks, "shared": shared,
+                         "sm": cp.asnumpy(sm_of).tolist()})
+            print(blocks, shared, runs[-1]["sm"][:16], flush=True)
+    out.write_text(json.dumps({"header": {"device": gpu_line(), "how":
+                                          "python -m benchmarks.fetch_probe --placement"},
+                               "runs": runs}) + "\n")
 
 
 def cycles_per_ffma(row: dict) -> np.ndarray:
@@ -188,9 +225,12 @@ def main(argv=None) -> None:
     parser.add_argument("--record", metavar="JSON", help="run the probe on this GPU")
     parser.add_argument("--model", action="store_true", help="add the model's column")
     parser.add_argument("--curves", action="store_true", help="the device figures, as JSON")
+    parser.add_argument("--placement", metavar="JSON", help="record where blocks start")
     args = parser.parse_args(argv)
     if args.record:
         record(Path(args.record))
+    elif args.placement:
+        record_placement(Path(args.placement))
     elif args.curves:
         print(json.dumps(curves(json.loads(FIXTURE.read_text()))))
     else:

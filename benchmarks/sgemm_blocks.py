@@ -115,15 +115,16 @@ def lab_source() -> str:
     raise RuntimeError(f"no sgemm_async launch in {LAB}")
 
 
-def record(out: Path) -> None:
-    """Time the blocks of ``sgemm_async`` and the outer products on this GPU."""
+def record(out: Path, shapes=SHAPES, outer: bool = True) -> None:
+    """Time the blocks of ``sgemm_async`` at ``shapes`` (M, N, K) and, with ``outer``, the
+    outer products on this GPU."""
     import cupy as cp
 
     from benchmarks.common import build_source, gpu_line, time_ms
 
     gemm = build_source(lab_source())
-    shapes = []
-    for m, n, k in SHAPES:
+    timed = []
+    for m, n, k in shapes:
         a = cp.random.rand(m * k, dtype=cp.float32)
         b = cp.random.rand(k * n, dtype=cp.float32)
         c = cp.zeros(m * n, cp.float32)
@@ -135,9 +136,23 @@ def record(out: Path) -> None:
         for _ in range(5):
             gemm["sgemm_timed"](grid, (128,), args + (rec,))
             runs.append(cp.asnumpy(rec).reshape(-1, 2).tolist())
-        shapes.append({"shape": [m, n, k], "grid": list(grid), "launch_ms": ms,
-                       "blocks": runs})  # per run, per block (y * grid x + x): [SM, cycles]
+        timed.append({"shape": [m, n, k], "grid": list(grid), "launch_ms": ms,
+                      "blocks": runs})  # per run, per block (y * grid x + x): [SM, cycles]
         print(m, n, k, f"{ms * 1e3:.1f} us", flush=True)
+    rows = []
+    if outer:
+        rows = outer_products()
+    out.write_text(json.dumps({"header": {"device": gpu_line(),
+                                          "how": "python -m benchmarks.sgemm_blocks --record"},
+                               "shapes": timed, "outer": rows}, indent=0) + "\n")
+
+
+def outer_products() -> list[dict]:
+    """The outer products' FFMA per clock on this GPU, one and two warps per scheduler."""
+    import cupy as cp
+
+    from benchmarks.common import build_source
+
     outer = build_source(OUTER)
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     rows = []
@@ -151,9 +166,7 @@ def record(out: Path) -> None:
             rows.append({"kernel": name, "ffma_per_trip": ffma, "warps_per_sched": w,
                          "cycles_per_trip": per_trip, "ffma_per_clk": w * ffma / per_trip})
             print(json.dumps(rows[-1]), flush=True)
-    out.write_text(json.dumps({"header": {"device": gpu_line(),
-                                          "how": "python -m benchmarks.sgemm_blocks --record"},
-                               "shapes": shapes, "outer": rows}, indent=0) + "\n")
+    return rows
 
 
 def ncu_run() -> None:
@@ -226,6 +239,17 @@ def predicted(run: dict) -> float:
     return cycles
 
 
+def predicted_launch(m: int, n: int, k: int) -> float:
+    """The model's microseconds for one launch of the lab's ``sgemm_async`` at M x N x K."""
+    import cudakit
+
+    a, b = np.random.rand(m * k).astype(np.float32), np.random.rand(k * n).astype(np.float32)
+    p = cudakit.predict(lab_source(), "sgemm_async", grid=((n + 127) // 128, (m + 127) // 128),
+                        block=(128,), args=[a, b, np.zeros(m * n, np.float32), np.int32(m),
+                                            np.int32(n), np.int32(k)])
+    return p.ms * 1e3
+
+
 def tables(stored: dict) -> str:
     """The stored run as Markdown: per shape the launch and the blocks' clock64 spans, the
     slowest blocks' SMs; the outer products' FFMA per clock; the stall samples per loop."""
@@ -255,12 +279,17 @@ def tables(stored: dict) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", metavar="JSON", help="time the blocks on this GPU")
+    parser.add_argument("--shapes", nargs="+", metavar="MxNxK",
+                        help="with --record: these shapes instead, without the outer products")
     parser.add_argument("--ncu-run", action="store_true", help="launches for ncu to profile")
     parser.add_argument("--stalls", metavar="CSV", help="ncu's source page (SASS), as csv")
     parser.add_argument("--into", metavar="JSON", default=str(FIXTURE),
                         help="the recording that --stalls adds its sums to")
     args = parser.parse_args(argv)
-    if args.record:
+    if args.record and args.shapes:
+        record(Path(args.record), [tuple(int(v) for v in s.split("x")) for s in args.shapes],
+               outer=False)
+    elif args.record:
         record(Path(args.record))
     elif args.ncu_run:
         ncu_run()

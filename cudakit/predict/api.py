@@ -111,9 +111,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     cubin, mangled = module.program.compiled.cubin, function.kernel.mangled
     reading = threading.Thread(target=shared_waits, args=(cubin, mangled), daemon=True)
     reading.start()  # nvdisasm reads the SASS while the sample runs (it is cached)
-    nblocks = grid3[0] * grid3[1] * grid3[2]
     sizes = loop_sizes(function, len(function.kernel.dec.fn.body))  # PTX sizes until the SASS
-    probe = pairs_to_probe(sizes, dev, nblocks)  # blocks whose loops tell the TPCs' fetch
+    probe = pairs_to_probe(sizes, dev, grid3)  # blocks whose loops tell the TPCs' fetch
     seconds = min(SECONDS, max(SECONDS / 2, BUDGET - spent)) - PAIRS_SECONDS * bool(probe)
     sample = run_sample(function, values, grid3, block3, int(shared), seconds=seconds)
     reading.join()

@@ -9,9 +9,14 @@ cycles, 20 kB each at 3.9. A warp waits for its fetches as for its dependencies,
 whichever is longer (a chain of dependent FFMAs, 4 cycles each, was not slowed). The model
 takes these as measured curves (``fetch_alone_curve``, ``fetch_paired_curve``).
 
-Which blocks share a TPC: a launch of no more blocks than SMs puts its first
-``tpc_paired_blocks`` (8 on the H100) two to a TPC, in order, and the rest one to a TPC
-(``benchmarks/sgemm_blocks.py``, four grids on the H100 and an H200). So in lab 12's
+Which blocks share a TPC: every launch puts its first ``tpc_paired_blocks`` (8 on the
+H100) two to a TPC, in order; up to one block per TPC (66) the rest go one to a TPC, and
+from about 100 blocks on blocks 8 and 9, 10 and 11, ... share TPCs too
+(``benchmarks/sgemm_blocks.py``, four grids on the H100 and an H200;
+``benchmarks/fetch_probe.py --placement``, ten grids of 8-264 blocks on the H200). For a
+launch of no more blocks than SMs the model looks at the first 8 and, with more blocks than
+TPCs, at the later pairs that hold a block of the grid's last column or row; launches of
+several waves are not probed. So in lab 12's
 ``sgemm_async`` at 1000^3 blocks 6 and 7 share a TPC, one running the interior loop and the
 other the edge loop (18 kB each): they took 316 k cycles where the others took 201-226 k,
 and the launch takes as long as they do. Which loop a block runs is found by emulating the
@@ -29,12 +34,15 @@ Hand-written: no library models instruction fetch.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..emu.counts import InstructionCounter
 from ..errors import CudakitError, KernelTimeout
 
-PROBE_SECONDS = 0.05  # emulation per block while finding the loop it runs
+PROBE_SECONDS = 0.05  # emulation per block, at most, while finding the loop it runs
+LOOK = 0.002  # seconds between looks at whether it has entered one
 
 
 def fetch_cycles(loop_bytes: float, d, paired: bool = False) -> float:
@@ -65,29 +73,39 @@ def ptx_loops(dec) -> list[tuple[int, int]]:
 def main_loops(function, args, grid, block, shared: int, indices,
                seconds: float = PROBE_SECONDS) -> list[int | None]:
     """Per block of ``indices`` (linear block numbers), the outermost loop of
-    :func:`ptx_loops` in which it issued the most instructions in its first ``seconds`` of
-    emulation alone, or None (no loop, or the block failed)."""
+    :func:`ptx_loops` in which it issued the most instructions when emulated alone until one
+    of its loops has run twice (or for ``seconds``), or None (no loop, or the block
+    failed)."""
     dec = function.kernel.dec
     loops = ptx_loops(dec)
     starts = [blk.start for blk in dec.blocks]
+    inside = [next((k for k, (f, e) in enumerate(loops) if f <= first < e), None)
+              for first in starts]
     out = []
     for index in indices:
         counter = InstructionCounter()
+        stop_at = time.perf_counter() + seconds
+
+        def looped(fr, counter=counter, stop_at=stop_at) -> bool:  # go on until a loop ran
+            if time.perf_counter() > stop_at or any(
+                    counter.visits.get(id(blk), 0) >= 2
+                    for blk, k in zip(dec.blocks, inside, strict=True) if k is not None):
+                return False
+            fr.b.deadline = time.perf_counter() + LOOK
+            return True
+
         try:
             function(*args, grid=grid, block=block, shared=shared, counter=counter,
-                     racecheck=False, blocks=[(index, 1)], timeout=seconds,
-                     on_timeout=lambda fr: False)
+                     racecheck=False, blocks=[(index, 1)], timeout=LOOK, on_timeout=looped)
         except KernelTimeout:
             pass
         except CudakitError:
             out.append(None)
             continue
         issued = [0.0] * len(loops)
-        for blk, first in zip(dec.blocks, starts, strict=True):
-            runs = counter.visits.get(id(blk), 0)
-            for k, (f, e) in enumerate(loops):
-                if f <= first < e:
-                    issued[k] += runs * float(blk.classes.sum())
+        for blk, k in zip(dec.blocks, inside, strict=True):
+            if k is not None:
+                issued[k] += counter.visits.get(id(blk), 0) * float(blk.classes.sum())
         best = int(np.argmax(issued)) if loops else 0
         out.append(best if loops and issued[best] > 0 else None)
     return out
@@ -101,32 +119,45 @@ def loop_sizes(function, sass_instructions: int) -> list[float]:
     return [(e - f) * per_ptx for f, e in ptx_loops(dec)]
 
 
-def pairs_to_probe(sizes: list[float], d, blocks: int) -> list[int]:
-    """The blocks whose loops decide whether two SMs of a TPC fetch two different loops
-    (:func:`paired_fetch`): the first ``tpc_paired_blocks`` of a launch of no more blocks
-    than SMs, an even number; none when no two of the kernel's loops could overflow the
-    cache together (or the device lacks the figures)."""
+def pairs_to_probe(sizes: list[float], d, grid) -> list[tuple[int, int]]:
+    """The pairs of blocks (linear numbers) that share a TPC and whose loops are worth
+    finding (:func:`paired_fetch`), in the order to probe them: for a launch of no more
+    blocks than SMs, the first ``tpc_paired_blocks`` two by two and, when there are more
+    blocks than TPCs, every later pair that holds a block of the grid's last column or last
+    row (where tiled kernels take their edge loops). None when no two of the kernel's loops
+    could overflow the cache together, or the device lacks the figures."""
     paired = int(d.figures.get("tpc_paired_blocks", 0))
     curve = d.figures.get("fetch_paired_curve")
+    gx, gy, gz = grid
+    blocks = gx * gy * gz
     if not paired or not curve or not 2 <= blocks <= d.sm_count or len(sizes) < 2 or \
             sum(sorted(sizes)[-2:]) < curve[0][0]:
         return []
-    return list(range(min(paired, blocks) // 2 * 2))
+    first = min(paired, blocks) // 2 * 2
+    pairs = [(k, k + 1) for k in range(0, first, 2)]
+    if blocks > d.sm_count // 2:
+        def edge(k: int) -> bool:
+            return k % gx == gx - 1 or k // gx % gy == gy - 1
+        pairs += [(k, k + 1) for k in range(first, blocks - 1, 2) if edge(k) or edge(k + 1)]
+    return pairs
 
 
 def paired_fetch(function, args, grid, block, shared: int, d, sizes: list[float],
-                 indices: list[int], seconds: float = 8 * PROBE_SECONDS) -> float:
-    """Cycles per instruction a warp of the slowest TPC needs to fetch its loop, when blocks
-    ``indices`` (:func:`pairs_to_probe`) share TPCs two by two in order and two of them run
-    different loops (``sizes``, :func:`loop_sizes`) too large together for the instruction
-    cache; 0 when none do. Emulates the start of each of those blocks (``seconds`` in all):
-    run it after the sample, whose counts the blocks' writes would disturb."""
-    if not indices:
-        return 0.0
-    loops = main_loops(function, args, grid, block, shared, indices,
-                       seconds=seconds / len(indices))
-    worst = 0.0
-    for a, b in zip(loops[::2], loops[1::2], strict=True):
-        if a is not None and b is not None and a != b:
-            worst = max(worst, fetch_cycles(sizes[a] + sizes[b], d, paired=True))
-    return worst
+                 pairs: list[tuple[int, int]], seconds: float = 8 * PROBE_SECONDS) -> float:
+    """Cycles per instruction a warp of the slowest TPC needs to fetch its loop, when the
+    blocks of ``pairs`` (:func:`pairs_to_probe`) share TPCs and two of them run different
+    loops (``sizes``, :func:`loop_sizes`) too large together for the instruction cache; 0
+    when none do. Emulates the start of each block of the pairs in order, until it has run a
+    loop twice (:func:`main_loops`), until one pair differs or ``seconds`` have passed: run
+    it after the sample, whose counts the blocks' writes would disturb. (One such TPC is
+    enough: in a launch of one wave the slowest block decides.)"""
+    started, found = time.perf_counter(), {}
+    for a, b in pairs:
+        if time.perf_counter() - started > seconds:
+            break
+        for k in (a, b):
+            if k not in found:
+                found[k] = main_loops(function, args, grid, block, shared, [k])[0]
+        if found[a] is not None and found[b] is not None and found[a] != found[b]:
+            return fetch_cycles(sizes[found[a]] + sizes[found[b]], d, paired=True)
+    return 0.0

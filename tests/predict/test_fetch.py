@@ -45,10 +45,16 @@ def test_the_fetch_curves_start_where_the_cache_is_full():
     assert fetch_cycles(16 * 1024, d) == 0.0 and fetch_cycles(30 * 1024, d, paired=True) == 0.0
     assert fetch_cycles(64 * 1024, d) == pytest.approx(2.41, abs=0.05)
     assert fetch_cycles(48 * 1024, d, paired=True) == pytest.approx(4.05, abs=0.05)
-    # a launch with more blocks than SMs, or loops that fit together, is not probed
-    assert pairs_to_probe([20e3, 20e3], d, 64) == list(range(8))
-    assert pairs_to_probe([20e3, 20e3], d, 200) == []
-    assert pairs_to_probe([10e3, 12e3], d, 64) == []
+    # the first 8 blocks share TPCs two by two; past 66 blocks (one per TPC) so do the later
+    # ones, probed where they hold a block of the last column or row; a launch of more
+    # blocks than SMs, or loops that fit together, is not probed
+    first = [(0, 1), (2, 3), (4, 5), (6, 7)]
+    assert pairs_to_probe([20e3, 20e3], d, (8, 8, 1)) == first
+    assert pairs_to_probe([20e3, 20e3], d, (9, 12, 1)) == first + [
+        (8, 9), (16, 17), (26, 27), (34, 35), (44, 45), (52, 53), (62, 63), (70, 71),
+        (80, 81), (88, 89), (98, 99), (100, 101), (102, 103), (104, 105), (106, 107)]
+    assert pairs_to_probe([20e3, 20e3], d, (20, 10, 1)) == []
+    assert pairs_to_probe([10e3, 12e3], d, (8, 8, 1)) == []
 
 
 @pytest.mark.parametrize("n,threads", [(1024, 128), (1152, 128), (1280, 128), (2048, 128),
