@@ -9,6 +9,9 @@ schedulers, and Nsight Compute's stall samples per instruction of the 1000^3 lau
     python -m benchmarks.sgemm_blocks --stalls sa.csv --into OUT.json
     python -m benchmarks.sgemm_blocks                         # here: the stored run, as tables
                                                               # (the model beside the probes)
+    python -m benchmarks.sgemm_blocks --record OUT.json --shapes 1000x1000x2000 ...
+                                                              # on the GPU: other shapes only
+    python -m benchmarks.sgemm_blocks --held-out              # here: those against the model
 
 ``fixtures/h100_outer_source.ncu.csv.gz`` is the same source page for ``outer_8_16`` (its loop's
 ``dispatch`` stalls are the register-bank cycles of :func:`cudakit.predict.sass.read_conflicts`).
@@ -36,6 +39,8 @@ import numpy as np
 from benchmarks.common import ncu_number, open_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h100_sgemm_blocks.json"
+#: five shapes timed on an H200 (same SMs) after the model's instruction-fetch rule was made
+HELD_OUT = FIXTURE.with_name("h200_sgemm_heldout.json")
 LAB = Path(__file__).parent / "fixtures" / "h100_lab_launches.jsonl.gz"
 SHAPES = [(1000, 1000, 1000), (1023, 777, 1029), (1024, 1024, 1024), (896, 896, 1000)]
 
@@ -250,6 +255,25 @@ def predicted_launch(m: int, n: int, k: int) -> float:
     return p.ms * 1e3
 
 
+def held_out() -> str:
+    """The held-out shapes (:data:`HELD_OUT`): launch time measured and predicted, and the
+    slowest blocks (a TPC whose two SMs run the interior and the edge loop)."""
+    stored = json.loads(HELD_OUT.read_text())
+    out = [f"Stored: {stored['header']['device']}", "",
+           "| M x N x K | grid | measured µs | predicted µs | error | slowest blocks (x, y): "
+           "SM, kcycles; median block |", "|---|---|---|---|---|---|"]
+    for s in stored["shapes"]:
+        gx = s["grid"][0]
+        last = np.array(s["blocks"][-1], dtype=float)
+        slow = ", ".join(f"({i % gx}, {i // gx}): SM {int(last[i, 0])}, {last[i, 1] / 1e3:.0f}"
+                         for i in np.argsort(-last[:, 1])[:2])
+        measured, predicted = s["launch_ms"] * 1e3, predicted_launch(*s["shape"])
+        out.append(f"| {'x'.join(map(str, s['shape']))} | {gx}x{s['grid'][1]} | {measured:.1f} "
+                   f"| {predicted:.1f} | {(predicted / measured - 1) * 100:+.0f} % | {slow}; "
+                   f"{np.median(last[:, 1]) / 1e3:.0f} |")
+    return "\n".join(out)
+
+
 def tables(stored: dict) -> str:
     """The stored run as Markdown: per shape the launch and the blocks' clock64 spans, the
     slowest blocks' SMs; the outer products' FFMA per clock; the stall samples per loop."""
@@ -283,6 +307,8 @@ def main(argv=None) -> None:
                         help="with --record: these shapes instead, without the outer products")
     parser.add_argument("--ncu-run", action="store_true", help="launches for ncu to profile")
     parser.add_argument("--stalls", metavar="CSV", help="ncu's source page (SASS), as csv")
+    parser.add_argument("--held-out", action="store_true",
+                        help="the held-out shapes: measured against predicted")
     parser.add_argument("--into", metavar="JSON", default=str(FIXTURE),
                         help="the recording that --stalls adds its sums to")
     args = parser.parse_args(argv)
@@ -293,6 +319,8 @@ def main(argv=None) -> None:
         record(Path(args.record))
     elif args.ncu_run:
         ncu_run()
+    elif args.held_out:
+        print(held_out())
     elif args.stalls:
         stored = json.loads(Path(args.into).read_text())
         stored["stalls"] = loop_stalls(Path(args.stalls))
