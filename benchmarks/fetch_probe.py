@@ -26,7 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-FIXTURE = Path(__file__).parent / "fixtures" / "h200_fetch_probe.json"
+from benchmarks.common import open_text
+
+FIXTURE = Path(__file__).parent / "fixtures" / "h200_fetch_probe.json.gz"
 #: the runs: (FFMAs per loop body, dependent chains they form, threads per block, modes)
 PLAN = ([(n, 16, t, (0, 1, 2, 3)) for n in (256, 512, 768, 1024, 1280, 1536, 2048, 3072, 4096,
                                            8192) for t in (128, 256, 512)]
@@ -120,6 +122,12 @@ def record_placement(out: Path) -> None:
     out.write_text(json.dumps({"header": {"device": gpu_line(), "how":
                                           "python -m benchmarks.fetch_probe --placement"},
                                "runs": runs}) + "\n")
+
+
+def stored() -> dict:
+    """The recorded run (:data:`FIXTURE`)."""
+    with open_text(FIXTURE) as f:
+        return json.load(f)
 
 
 def cycles_per_ffma(row: dict) -> np.ndarray:
@@ -232,9 +240,9 @@ def main(argv=None) -> None:
     elif args.placement:
         record_placement(Path(args.placement))
     elif args.curves:
-        print(json.dumps(curves(json.loads(FIXTURE.read_text()))))
+        print(json.dumps(curves(stored())))
     else:
-        print(tables(json.loads(FIXTURE.read_text()), model=args.model))
+        print(tables(stored(), model=args.model))
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def test_two_loops_on_one_tpc_take_the_measured_fetch_time(n, threads):
     from benchmarks import fetch_probe
 
     assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
-    stored = json.loads(fetch_probe.FIXTURE.read_text())["rows"]
+    stored = fetch_probe.stored()["rows"]
     run = next(r for r in stored if (r["ffma"], r["chains"], r["threads"], r["mode"]) ==
                (n, 16, threads, 1))
     measured = float(np.median(fetch_probe.cycles_per_ffma(run)))

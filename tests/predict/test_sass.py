@@ -212,7 +212,7 @@ def test_bank_conflicts_are_the_dispatch_stalls_nsight_compute_sampled():
 def test_a_dependent_chain_hides_its_bank_conflicts_in_its_stalls():
     """Each FFMA of a chain reads two odd registers (one conflict) but waits 4 cycles for the
     one before: the conflict costs nothing (the H200's GH100 SMs ran such a chain at 4.03
-    cycles per FFMA, ``fixtures/h200_fetch_probe.json``)."""
+    cycles per FFMA, ``fixtures/h200_fetch_probe.json.gz``)."""
     def chain(stall: int) -> str:
         return (".text._Z1kPf:\n.L_x_0:\n" + "".join(
             f"  /*{16 * k:04x}*/  FFMA R13, R13, R11, R10 ;  /* 0x0000000b0d0d7223 */\n"
@@ -231,7 +231,7 @@ def test_loops_larger_than_the_instruction_cache_run_at_the_measured_fetch_rate(
     from benchmarks import fetch_probe
 
     assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
-    stored = json.loads(fetch_probe.FIXTURE.read_text())["rows"]
+    stored = fetch_probe.stored()["rows"]
     measured = {(r["ffma"], r["chains"]): float(np.median(fetch_probe.cycles_per_ffma(r)))
                 for r in stored if r["mode"] == 0 and r["threads"] == 128}
     for key in ((1024, 16), (2048, 16), (2304, 16), (2560, 16), (8192, 16), (3072, 1)):
