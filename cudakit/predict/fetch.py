@@ -136,8 +136,8 @@ def pairs_to_probe(sizes: list[float], d, grid) -> list[tuple[int, int]]:
     first = min(paired, blocks) // 2 * 2
     pairs = [(k, k + 1) for k in range(0, first, 2)]
     if blocks > d.sm_count // 2:
-        def edge(k: int) -> bool:
-            return k % gx == gx - 1 or k // gx % gy == gy - 1
+        def edge(k: int) -> bool:  # on the last column or row of a grid of more than one
+            return gx > 1 and k % gx == gx - 1 or gy > 1 and k // gx % gy == gy - 1
         pairs += [(k, k + 1) for k in range(first, blocks - 1, 2) if edge(k) or edge(k + 1)]
     return pairs
 

@@ -53,6 +53,7 @@ def test_the_fetch_curves_start_where_the_cache_is_full():
     assert pairs_to_probe([20e3, 20e3], d, (9, 12, 1)) == first + [
         (8, 9), (16, 17), (26, 27), (34, 35), (44, 45), (52, 53), (62, 63), (70, 71),
         (80, 81), (88, 89), (98, 99), (100, 101), (102, 103), (104, 105), (106, 107)]
+    assert pairs_to_probe([20e3, 20e3], d, (100, 1, 1)) == first + [(98, 99)]
     assert pairs_to_probe([20e3, 20e3], d, (20, 10, 1)) == []
     assert pairs_to_probe([10e3, 12e3], d, (8, 8, 1)) == []
 
