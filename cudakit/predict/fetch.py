@@ -13,16 +13,17 @@ Which blocks share a TPC: every launch puts its first ``tpc_paired_blocks`` (8 o
 H100) two to a TPC, in order; up to one block per TPC (66) the rest go one to a TPC, and
 from about 100 blocks on blocks 8 and 9, 10 and 11, ... share TPCs too
 (``benchmarks/sgemm_blocks.py``, four grids on the H100 and an H200;
-``benchmarks/fetch_probe.py --placement``, ten grids of 8-264 blocks on the H200). For a
-launch of no more blocks than SMs the model looks at the first 8 and, with more blocks than
-TPCs, at the later pairs that hold a block of the grid's last column or row; launches of
-several waves are not probed. So in lab 12's
-``sgemm_async`` at 1000^3 blocks 6 and 7 share a TPC, one running the interior loop and the
-other the edge loop (18 kB each): they took 316 k cycles where the others took 201-226 k,
-and the launch takes as long as they do. Which loop a block runs is found by emulating the
-start of each of those blocks (:func:`main_loops`); a loop's bytes are its PTX instructions
-at the kernel's SASS bytes per PTX instruction (the PTX loops of ``sgemm_async`` are 2-3 %
-longer than its SASS ones, and come in another order).
+``benchmarks/fetch_probe.py --placement``, ten grids of 8-264 blocks on the H200). So in
+lab 12's ``sgemm_async`` at 1000^3 blocks 6 and 7 share a TPC, one running the interior loop
+and the other the edge loop (18 kB each): they took 316 k cycles where the others took
+201-226 k, and the launch takes as long as they do.
+
+For a launch of no more blocks than SMs the model looks at the first 8 blocks and, with
+more blocks than TPCs, at the later pairs that hold a block of the grid's last column or row
+(:func:`pairs_to_probe`); launches of several waves are not probed. Which loop a block runs
+is found by emulating its start (:func:`main_loops`); a loop's bytes are its PTX
+instructions at the kernel's SASS bytes per PTX instruction (the PTX loops of
+``sgemm_async`` are 2-3 % longer than its SASS ones, and come in another order).
 
 Hand-written: no library models instruction fetch.
 
