@@ -42,7 +42,10 @@ import numpy as np
 from ..emu.counts import InstructionCounter
 from ..errors import CudakitError, KernelTimeout
 
-PROBE_SECONDS = 0.05  # emulation per block, at most, while finding the loop it runs
+#: emulation per block, at most, while finding the loop it runs: it stops once a loop has
+#: run twice (lab 12's sgemm_async: 0.03 s on this machine idle), so the cap only matters
+#: on a machine busy with other work, where a shorter one missed the loop
+PROBE_SECONDS = 0.25
 LOOK = 0.002  # seconds between looks at whether it has entered one
 
 
@@ -144,17 +147,20 @@ def pairs_to_probe(sizes: list[float], d, grid) -> list[tuple[int, int]]:
 
 
 def paired_fetch(function, args, grid, block, shared: int, d, sizes: list[float],
-                 pairs: list[tuple[int, int]], seconds: float = 8 * PROBE_SECONDS) -> float:
+                 pairs: list[tuple[int, int]], seconds: float = 0.4) -> float:
     """Cycles per instruction a warp of the slowest TPC needs to fetch its loop, when the
     blocks of ``pairs`` (:func:`pairs_to_probe`) share TPCs and two of them run different
     loops (``sizes``, :func:`loop_sizes`) too large together for the instruction cache; 0
     when none do. Emulates the start of each block of the pairs in order, until it has run a
-    loop twice (:func:`main_loops`), until one pair differs or ``seconds`` have passed: run
-    it after the sample, whose counts the blocks' writes would disturb. (One such TPC is
-    enough: in a launch of one wave the slowest block decides.)"""
+    loop twice (:func:`main_loops`), until one pair differs: always the first
+    ``tpc_paired_blocks``, the later ones while ``seconds`` have not passed (so that a busy
+    machine finds what an idle one does in the first 8). Run it after the sample, whose
+    counts the blocks' writes would disturb. (One such TPC is enough: in a launch of one
+    wave the slowest block decides.)"""
     started, found = time.perf_counter(), {}
+    always = int(d.figures.get("tpc_paired_blocks", 0))
     for a, b in pairs:
-        if time.perf_counter() - started > seconds:
+        if b >= always and time.perf_counter() - started > seconds:
             break
         for k in (a, b):
             if k not in found:
