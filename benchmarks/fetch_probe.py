@@ -8,8 +8,10 @@ same loop, another copy of it at other addresses, or nothing.
                                                           # (the model's mode-0 column)
     python -m benchmarks.fetch_probe --curves             # the device figures it gives
 
-Each kernel ``fetch_N`` holds two copies of a loop whose body is N FFMAs in 16 independent
-chains (the two multipliers kept in the operand reuse cache, so no register-bank conflicts).
+Each kernel ``fetch_N_C`` holds two copies of a loop whose body is N FFMAs in C dependent
+chains (16 for most runs, independent enough to issue one a clock; 1, 2 and 4 to see whether
+fetch and dependencies add), the two multipliers kept in the operand reuse cache, so no
+register-bank conflicts.
 A block reads its SM (``%smid``) and picks its copy by ``mode``: 0, copy 0 everywhere; 1,
 copy 0 on even SMs and copy 1 on odd ones (the two SMs of each TPC run different code); 2,
 copy by TPC (``(sm >> 1) & 1``: partners run the same code, neighbouring TPCs not); 3, copy 0
