@@ -255,6 +255,15 @@ def predicted_launch(m: int, n: int, k: int) -> float:
     return p.ms * 1e3
 
 
+def _slowest(shape: dict, count: int) -> tuple[np.ndarray, str]:
+    """A stored shape's last run (per block: SM, cycles) and its ``count`` slowest blocks as
+    "(x, y): SM s, kcycles"."""
+    gx = shape["grid"][0]
+    last = np.array(shape["blocks"][-1], dtype=float)
+    return last, ", ".join(f"({i % gx}, {i // gx}): SM {int(last[i, 0])}, {last[i, 1] / 1e3:.0f}"
+                           for i in np.argsort(-last[:, 1])[:count])
+
+
 def held_out() -> str:
     """The held-out shapes (:data:`HELD_OUT`): launch time measured and predicted, and the
     slowest blocks (a TPC whose two SMs run the interior and the edge loop)."""
@@ -264,9 +273,7 @@ def held_out() -> str:
            "SM, kcycles; median block |", "|---|---|---|---|---|---|"]
     for s in stored["shapes"]:
         gx = s["grid"][0]
-        last = np.array(s["blocks"][-1], dtype=float)
-        slow = ", ".join(f"({i % gx}, {i // gx}): SM {int(last[i, 0])}, {last[i, 1] / 1e3:.0f}"
-                         for i in np.argsort(-last[:, 1])[:2])
+        last, slow = _slowest(s, 2)
         measured, predicted = s["launch_ms"] * 1e3, predicted_launch(*s["shape"])
         out.append(f"| {'x'.join(map(str, s['shape']))} | {gx}x{s['grid'][1]} | {measured:.1f} "
                    f"| {predicted:.1f} | {(predicted / measured - 1) * 100:+.0f} % | {slow}; "
@@ -281,11 +288,7 @@ def tables(stored: dict) -> str:
            "| shape | grid | launch µs | block cycles min / median / max | slowest blocks "
            "(x, y): SM, kcycles |", "|---|---|---|---|---|"]
     for s in stored["shapes"]:
-        gx = s["grid"][0]
-        last = np.array(s["blocks"][-1], dtype=float)
-        order = np.argsort(-last[:, 1])[:3]
-        slow = ", ".join(f"({i % gx}, {i // gx}): SM {int(last[i, 0])}, {last[i, 1] / 1e3:.0f}"
-                         for i in order)
+        last, slow = _slowest(s, 3)
         out.append(f"| {'x'.join(map(str, s['shape']))} | {s['grid'][0]}x{s['grid'][1]} | "
                    f"{s['launch_ms'] * 1e3:.1f} | {last[:, 1].min() / 1e3:.0f}k / "
                    f"{np.median(last[:, 1]) / 1e3:.0f}k / {last[:, 1].max() / 1e3:.0f}k | {slow} |")

@@ -167,10 +167,10 @@ def read_figures(text: str, path: str = "figures", complete: bool = True) -> tup
         sources["d2d_unaligned_us"] = f"measured: {methods.get('d2d_unaligned_us', path)}"
     for name in TABLES:
         if data.get(name) is not None:
-            values[name] = read_table(data[name], path, name)
             entry = data[name]
-            sources[name] = entry.get("source") if isinstance(entry, dict) and \
-                entry.get("source") else f"measured: {methods.get(name, path)}"
+            values[name] = read_table(entry, path, name)
+            sources[name] = (isinstance(entry, dict) and entry.get("source")) or \
+                f"measured: {methods.get(name, path)}"
     missing = [k for k in FIGURES if k not in values]
     if complete and missing:
         raise ValueError(f"{path} lacks {', '.join(missing)}")
