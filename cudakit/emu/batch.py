@@ -14,6 +14,7 @@ Lanes are laid out block after block, each block padded to whole warps, so
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +54,7 @@ class Batch:
     def __init__(self, kernel_name: str, grid, block, first: int, count: int, shared_bytes: int,
                  race: bool, trace, deadline: float, counter=None,
                  sites: list | None = None, shared_symbols=(), dyn_offset: int = 0,
-                 reserved: int = 0, on_timeout=None):
+                 reserved: int = 0, on_timeout=None, clock=time.perf_counter):
         self.kernel = kernel_name
         self.__dict__.update(_layout(tuple(grid), tuple(block), first, count))
         n = self.size
@@ -72,6 +73,7 @@ class Batch:
         self._whole = None  # the trace's block, warp and mask arrays when every lane acts
         self.counter = counter
         self.deadline = deadline
+        self.clock = clock  # what the deadline is read against (seconds, or work: predict)
         # called with the running frame when the deadline passes: True if it moved the
         # deadline on (cudakit.predict skips the rest of a long loop), else the kernel stops
         self.on_timeout = on_timeout

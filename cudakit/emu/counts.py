@@ -513,6 +513,11 @@ class InstructionCounter:
         self.visits: dict[int, int] = {}  # id of a basic block -> times it ran
         self.blocks = 0
         self._slowest = np.zeros(2)  # summed over blocks: shared, global waits
+        # the emulator's own work, which cudakit.predict's work clock reads: basic blocks
+        # run, their instructions per class (each run over all its active lanes at once),
+        # the lanes those instructions went over, and batches of blocks started
+        self.runs = self.lane_steps = self.batches = 0
+        self.steps = np.zeros(len(CLASSES), np.float64)
 
     @property
     def periods(self) -> int:
@@ -567,9 +572,14 @@ class InstructionCounter:
             self.blocks += b.nb
             self._all = np.flatnonzero(b.valid.reshape(-1, 32).any(axis=1))
             self.warps += int(self._all.size)
+            self.batches += 1
+        self.runs += 1
+        self.steps += blk.classes
         if isinstance(L, slice) or L.size == b.size:
             warps = self._all
+            self.lane_steps += len(blk.ops) * b.size
         else:
+            self.lane_steps += len(blk.ops) * L.size
             w = L >> 5
             warps = w[np.r_[True, w[1:] != w[:-1]]]  # L is sorted
         self.counts += blk.classes * warps.size

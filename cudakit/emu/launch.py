@@ -135,13 +135,16 @@ def _address(a):
 
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
            timeout: float | None = None, trace=None, counter=None, blocks=None,
-           on_timeout=None) -> None:
+           on_timeout=None, clock=None) -> None:
     """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes.
 
     ``blocks``: run only these runs of consecutive blocks, ``[(first, count), ...]`` in
     linear block order (``cudakit.predict`` samples a large grid so); default: all.
     ``on_timeout(frame)``: asked when ``timeout`` has passed; if it returns True it has set
     the batch's next deadline and the kernel runs on (:class:`~cudakit.emu.batch.Batch`).
+    ``clock()``: what ``timeout`` and the deadlines count (default: seconds;
+    ``cudakit.predict`` counts the emulator's work, so that its samples do not depend on the
+    machine's load).
     """
     block = dims3(block, "block", DEVICE.max_block_dim)
     grid = dims3(grid, "grid", DEVICE.max_grid_dim)
@@ -171,7 +174,8 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
     pad = -(-tpb // 32) * 32
     per_batch = max(1, min(nblocks, LANES // pad, SHARED_PER_BATCH // max(total, 1)))
     limit = default_timeout() if timeout is None else float(timeout)
-    deadline = time.perf_counter() + limit
+    clock = clock or time.perf_counter
+    deadline = clock() + limit
     program = kernel.program
     if blocks is None:
         batches = [(first, min(per_batch, nblocks - first))
@@ -183,7 +187,7 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
         for first, count in batches:
             b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
                       counter, program.sites, kernel.shared_symbols, dyn_offset,
-                      RESERVED if kernel.reserved else 0, on_timeout)
+                      RESERVED if kernel.reserved else 0, on_timeout, clock)
             fr = Frame(b, kernel.dec, program, kernel.name)
             fr.params.update(params)
             lanes = ALL if b.dense else np.flatnonzero(b.valid)

@@ -11,7 +11,6 @@ that some live threads of a block skip is a ``BarrierError``.
 from __future__ import annotations
 
 import heapq
-import time
 
 import numpy as np
 
@@ -83,7 +82,7 @@ def run(fr: Frame, L, entry: bool) -> None:
         L = _merge(pending.pop(pc), b.size)
         blk = blocks[pc]
         b.line = blk.line
-        if time.perf_counter() > b.deadline and (b.on_timeout is None or not b.on_timeout(fr)):
+        if b.clock() > b.deadline and (b.on_timeout is None or not b.on_timeout(fr)):
             stop = KernelTimeout(_(
                 "kernel '{kernel}' did not finish within its time limit; it was still looping "
                 "at line {line}. A loop whose exit depends on another block or thread may never "

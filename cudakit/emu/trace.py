@@ -54,14 +54,17 @@ class Trace:
     """Collects the :class:`AccessBatch` records of one or more launches, in program order."""
 
     accesses: list[AccessBatch] = field(default_factory=list)
+    warps: int = 0  # warp accesses over all the records
 
     def add(self, batch: AccessBatch) -> None:
         if batch.space not in SPACES or batch.op not in OPS:
             raise ValueError(f"bad access record: space={batch.space!r} op={batch.op!r}")
         self.accesses.append(batch)
+        self.warps += batch.warps
 
     def clear(self) -> None:
         self.accesses.clear()
+        self.warps = 0
 
 
 class OpCounter:

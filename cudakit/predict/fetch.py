@@ -35,16 +35,15 @@ Hand-written: no library models instruction fetch.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..emu.counts import InstructionCounter
 from ..errors import CudakitError, KernelTimeout
+from .work import WorkClock
 
-#: emulation per block, at most, while finding the loop it runs: it stops once a loop has
-#: run twice (lab 12's sgemm_async: 0.03 s on this machine idle), so the cap only matters
-#: on a machine busy with other work, where a shorter one missed the loop
+#: emulation per block, at most, while finding the loop it runs (seconds of the work clock,
+#: :mod:`.work`, as all times here): it stops once a loop has run twice (lab 12's
+#: sgemm_async: 0.03 s), so the cap only ends a block that never loops twice
 PROBE_SECONDS = 0.25
 LOOK = 0.002  # seconds between looks at whether it has entered one
 
@@ -75,11 +74,13 @@ def ptx_loops(dec) -> list[tuple[int, int]]:
 
 
 def main_loops(function, args, grid, block, shared: int, indices,
-               seconds: float = PROBE_SECONDS) -> list[int | None]:
+               seconds: float = PROBE_SECONDS, clock: WorkClock | None = None
+               ) -> list[int | None]:
     """Per block of ``indices`` (linear block numbers), the outermost loop of
     :func:`ptx_loops` in which it issued the most instructions when emulated alone until one
-    of its loops has run twice (or for ``seconds``), or None (no loop, or the block
-    failed)."""
+    of its loops has run twice (or for ``seconds`` of ``clock``, by default a new
+    :class:`~.work.WorkClock`), or None (no loop, or the block failed)."""
+    clock = clock or WorkClock()
     dec = function.kernel.dec
     loops = ptx_loops(dec)
     starts = [blk.start for blk in dec.blocks]
@@ -88,19 +89,21 @@ def main_loops(function, args, grid, block, shared: int, indices,
     out = []
     for index in indices:
         counter = InstructionCounter()
-        stop_at = time.perf_counter() + seconds
+        clock.watch(counter)
+        stop_at = clock() + seconds
 
         def looped(fr, counter=counter, stop_at=stop_at) -> bool:  # go on until a loop ran
-            if time.perf_counter() > stop_at or any(
+            if clock() > stop_at or any(
                     counter.visits.get(id(blk), 0) >= 2
                     for blk, k in zip(dec.blocks, inside, strict=True) if k is not None):
                 return False
-            fr.b.deadline = time.perf_counter() + LOOK
+            fr.b.deadline = clock() + LOOK
             return True
 
         try:
             function(*args, grid=grid, block=block, shared=shared, counter=counter,
-                     racecheck=False, blocks=[(index, 1)], timeout=LOOK, on_timeout=looped)
+                     racecheck=False, blocks=[(index, 1)], timeout=LOOK, on_timeout=looped,
+                     clock=clock)
         except KernelTimeout:
             pass
         except CudakitError:
@@ -153,18 +156,18 @@ def paired_fetch(function, args, grid, block, shared: int, d, sizes: list[float]
     loops (``sizes``, :func:`loop_sizes`) too large together for the instruction cache; 0
     when none do. Emulates the start of each block of the pairs in order, until it has run a
     loop twice (:func:`main_loops`), until one pair differs: always the first
-    ``tpc_paired_blocks``, the later ones while ``seconds`` have not passed (so that a busy
-    machine finds what an idle one does in the first 8). Run it after the sample, whose
+    ``tpc_paired_blocks``, the later ones while ``seconds`` of emulation (:mod:`.work`) have
+    not passed. Run it after the sample, whose
     counts the blocks' writes would disturb. (One such TPC is enough: in a launch of one
     wave the slowest block decides.)"""
-    started, found = time.perf_counter(), {}
+    clock, found = WorkClock(), {}
     always = int(d.figures.get("tpc_paired_blocks", 0))
     for a, b in pairs:
-        if b >= always and time.perf_counter() - started > seconds:
+        if b >= always and clock() > seconds:
             break
         for k in (a, b):
             if k not in found:
-                found[k] = main_loops(function, args, grid, block, shared, [k])[0]
+                found[k] = main_loops(function, args, grid, block, shared, [k], clock=clock)[0]
         if found[a] is not None and found[b] is not None and found[a] != found[b]:
             return fetch_cycles(sizes[found[a]] + sizes[found[b]], d, paired=True)
     return 0.0

@@ -7,11 +7,12 @@ blocks spread over the grid (the first and the last, then the middle, the quarte
 and scales what they did by total / sampled blocks. Runs of neighbours, rather than single
 blocks, keep the sharing between neighbouring blocks (halos, tiles of one row) that the
 cache model needs. Sampling stops at a thread budget or a time budget, whichever comes
-first: no further launch of runs starts when one as long as the longest so far would end
-past the time budget (a batch whose blocks take different paths, as an SGEMM's interior and
-edge blocks, costs the emulator each path apart), and the sample's memory trace is kept
-within a budget of warp accesses, which the cache model goes through several times. A grid
-within the thread budget runs in full.
+first (time counted by the emulator's work, :mod:`.work`, so that a busy machine samples
+what an idle one does): no further launch of runs starts when one as long as the longest so
+far would end past the time budget (a batch whose blocks take different paths, as an
+SGEMM's interior and edge blocks, costs the emulator each path apart), and the sample's
+memory trace is kept within a budget of warp accesses, which the cache model goes through
+several times. A grid within the thread budget runs in full.
 
 A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
 there and extrapolated from the fraction of its loops it completed (:mod:`.progress`). When
@@ -31,7 +32,6 @@ Hand-written: sampling a GPU launch by blocks is specific to this emulator.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from ..analysis import counting
@@ -39,6 +39,7 @@ from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
 from ..errors import CudakitError, KernelTimeout
 from .progress import fraction_done, issued, loop_done, skip_loop
+from .work import WorkClock
 
 THREADS = 32768  # threads emulated at most
 #: the sample's memory trace: warp accesses (rows) and the 32-byte sectors they touch (a
@@ -47,7 +48,7 @@ THREADS = 32768  # threads emulated at most
 #: grid-stride loop's blocks trace thousands of accesses each)
 ROWS = 1 << 18
 SECTORS = 1 << 20
-SECONDS = 2.5  # emulation time that no further launch of runs may pass (as far as known)
+SECONDS = 2.0  # emulation time that no further launch of runs may pass (as far as known)
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
 PROBE_TIMEOUT = 30.0  # seconds a launch of the sample's runs may take (planned: far less)
@@ -68,8 +69,9 @@ class _LoopCutter:
     CHECK = 0.05  # seconds between looks at a running loop's progress
     GLANCE = 0.002  # the shortest
 
-    def __init__(self, counter, seconds: float):
-        self.counter, self.limit = counter, time.perf_counter() + CUT_BUDGETS * seconds
+    def __init__(self, counter, seconds: float, clock: WorkClock):
+        self.counter, self.clock = counter, clock
+        self.limit = clock() + CUT_BUDGETS * seconds
         self.skipped, self.cuts, self.functions = 0.0, 0, {}
         self.part: float | None = None  # of its iterations each loop runs before its cut
         self.last: tuple[float, float] | None = None  # time and progress at the last look
@@ -78,7 +80,7 @@ class _LoopCutter:
         done = loop_done(fr, self.counter)
         if done is None or self.cuts >= CUTS:
             return False
-        now = time.perf_counter()
+        now = self.clock()
         if self.part is not None and done < self.part and now < self.limit:
             # look again about when the loop reaches the part (at its pace since the last
             # look), so that it does not run far past it
@@ -101,7 +103,7 @@ class _LoopCutter:
         self.skipped += work
         self.cuts += 1
         self.functions[id(fr.dec)] = fr.dec
-        fr.b.deadline = time.perf_counter() + self.GLANCE  # soon: the next loop's pace
+        fr.b.deadline = self.clock() + self.GLANCE  # soon: the next loop's pace
         return True
 
     def done(self) -> float:
@@ -124,21 +126,21 @@ class _Budget:
     EARLY = 0.25
     UNREAD = 1.6
 
-    def __init__(self, trace: Trace, counter, seconds: float, then=None):
+    def __init__(self, trace: Trace, counter, seconds: float, clock: WorkClock, then=None):
         self.trace, self.counter, self.seconds, self.then = trace, counter, seconds, then
-        self.start = time.perf_counter()
+        self.clock, self.start = clock, clock()
         self.over = False
         self.sectors = _Sectors(trace)
 
     def __call__(self, fr) -> bool:
-        elapsed = time.perf_counter() - self.start
+        elapsed = self.clock() - self.start
         cutting = self.then is not None and self.then.part is not None
         if not cutting and not self.over:
             used = max(elapsed / self.seconds, self.sectors.used())
             if used < 1:
                 if used >= self.EARLY and self.then is not None and self.then.cut(fr):
                     return True
-                fr.b.deadline = time.perf_counter() + self.CHECK
+                fr.b.deadline = self.clock() + self.CHECK
                 return True
             self.over = True
         if self.then is not None and self.then(fr):  # the later loops, each cut at the part
@@ -147,7 +149,7 @@ class _Budget:
         if fraction_done(fr, self.counter, skipped) is not None or \
                 elapsed >= self.UNREAD * self.seconds:
             return False
-        fr.b.deadline = time.perf_counter() + self.CHECK
+        fr.b.deadline = self.clock() + self.CHECK
         return True
 
 
@@ -213,7 +215,7 @@ class Sample:
     counter: InstructionCounter
     runs: list[tuple[int, int]]
     total_blocks: int
-    seconds: float
+    seconds: float  # of emulation, by the work clock
     done: float = 1.0  # the part of its work the sample did (less: a block stopped early)
     #: False: a block stopped unfinished, and no loop told how far it had got (a lower bound)
     finished: bool = True
@@ -258,36 +260,36 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
 
     def emulate(runs, timeout=PROBE_TIMEOUT, on_timeout=None):
         function(*args, grid=grid, block=block, shared=shared, trace=trace, counter=counter,
-                 racecheck=False, blocks=runs, timeout=timeout, on_timeout=on_timeout)
+                 racecheck=False, blocks=runs, timeout=timeout, on_timeout=on_timeout,
+                 clock=clock)
 
-    start = time.perf_counter()
+    clock = WorkClock()
     first = nblocks if nblocks <= budget and nblocks * pad <= CHEAP else 1
     for cutting in (True, False):  # without cuts if a cut loop led the block astray
         trace, counter = Trace(), InstructionCounter()
-        cutter = _LoopCutter(counter, seconds if cutting else 0.0)
-        watch = _Budget(trace, counter, seconds, cutter if cutting else None)
+        clock.watch(counter, trace)
+        cutter = _LoopCutter(counter, seconds if cutting else 0.0, clock)
+        watch = _Budget(trace, counter, seconds, clock, cutter if cutting else None)
         try:
             emulate([(0, first)], timeout=watch.CHECK, on_timeout=watch)
         except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
             frame = getattr(stop, "frame", None)
             done = fraction_done(frame, counter, cutter.skipped) if frame is not None else None
             if done is not None and 0 < done < 1:
-                return Sample(trace, counter, [(0, first)], nblocks,
-                              time.perf_counter() - start, done)
+                return Sample(trace, counter, [(0, first)], nblocks, clock(), done)
             # nothing tells how far it got: what ran is a lower bound
-            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
+            return Sample(trace, counter, [(0, first)], nblocks, clock(),
                           cutter.done() if cutter.cuts else 1.0, finished=False)
         except CudakitError:
             if not cutter.cuts:
                 raise
             continue
         if cutter.cuts:  # it ran to its end, with loops cut short
-            return Sample(trace, counter, [(0, first)], nblocks, time.perf_counter() - start,
-                          cutter.done())
+            return Sample(trace, counter, [(0, first)], nblocks, clock(), cutter.done())
         break
     if first == nblocks:
-        return Sample(trace, counter, [(0, nblocks)], nblocks, time.perf_counter() - start)
-    probe = time.perf_counter() - start
+        return Sample(trace, counter, [(0, nblocks)], nblocks, clock())
+    probe = clock()
     affordable = int((seconds - probe) / max(probe, 1e-6) * max(1.0, CHEAP / pad))
     traced = watch.sectors.used() / first  # per block, of the trace budget
     more = max(0, min(affordable, budget - 1, nblocks - 1,
@@ -312,16 +314,16 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
             groups.append([(f, c), *extra])
     ran, together, longest = [], [[(0, 1)]], probe
     for k in range(0, len(groups), 2):  # two groups per launch, while one more fits the time
-        if ran and time.perf_counter() - start + longest > seconds:
+        if ran and clock() + longest > seconds:
             break
         launch = [run for group in groups[k:k + 2] for run in group]
-        began = time.perf_counter()
+        began = clock()
         emulate(launch)
-        longest = max(longest, time.perf_counter() - began)
+        longest = max(longest, clock() - began)
         ran += launch
         together += groups[k:k + 2]
     done = _merged([(0, 1), *ran])
-    return Sample(trace, counter, done, nblocks, time.perf_counter() - start, groups=together)
+    return Sample(trace, counter, done, nblocks, clock(), groups=together)
 
 
 def below(first: int, count: int, row: int, nblocks: int) -> list[tuple[int, int]]:
