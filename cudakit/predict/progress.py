@@ -6,7 +6,10 @@ emulation, every iteration alike. The sample stops such a block at its time budg
 at each loop that has run: the ``setp`` that decides its backward branch compares an
 induction register (stepped by an ``add``/``sub`` in the loop) with a limit, so the registers
 tell how many iterations remain. The outermost loop still running (the fewest iterations
-done) gives the fraction. Hand-written: it reads this emulator's frames.
+done) gives the fraction: its iterations left cost what those done cost on average, or, when
+the looks taken while the block ran show their cost growing steadily (row ``i`` of a
+triangular loop costs ``i`` steps), what that trend gives (:func:`trend_rest`).
+Hand-written: it reads this emulator's frames.
 
 >>> remaining(np.array([12]), np.array([4096]), np.array([8]))
 510.5
@@ -117,20 +120,72 @@ def _running_loop(fr, counter):
     return best
 
 
-def fraction_done(fr, counter, skipped: float = 0.0) -> float | None:
+def fraction_done(fr, counter, skipped: float = 0.0, points=()) -> float | None:
     """The fraction of the block's work done when it stopped, or None if no loop tells.
 
     The work is counted in instructions: those issued so far, and the iterations left of the
     outermost loop still running (the fewest iterations done) times what one of its
-    iterations issued so far on average. Loops that have finished count once, as they ran;
-    ``skipped``: the instructions of loops :func:`skip_loop` cut short before.
+    iterations issued so far on average, or, when ``points`` (:func:`point`, taken as the
+    block ran) show its iterations growing or shrinking steadily, what the trend gives
+    (:func:`trend_rest`). Loops that have finished count once, as they ran; ``skipped``: the
+    instructions of loops :func:`skip_loop` cut short before.
     """
     loop = _running_loop(fr, counter)
     if loop is None:
         return None
-    _, _, _, left, per_iteration = loop
+    done, first, _, left, per_iteration = loop
     so_far = issued(fr.dec, counter)
-    return so_far / (so_far + skipped + left * per_iteration) if so_far > 0 else None
+    if so_far <= 0:
+        return None
+    seen = [(k, w) for f, k, w in points if f == first]
+    rest = trend_rest([*seen, (done, so_far)], left)
+    rest = left * per_iteration if rest is None else rest
+    return so_far / (so_far + skipped + rest)
+
+
+def point(fr, counter) -> tuple[int, int, float] | None:
+    """Where a block is: the first basic block of its outermost running loop, that loop's
+    iterations done, and the instructions issued so far (None outside a loop)."""
+    loop = _running_loop(fr, counter)
+    return None if loop is None else (loop[1], loop[0], issued(fr.dec, counter))
+
+
+#: iterations each half of the points must span for :func:`trend_rest` to read a trend
+TREND_ITERATIONS = 4
+#: the change in the cost of an iteration between the two halves below which the loop's
+#: iterations count as alike
+TREND_CHANGE = 0.15
+
+
+def trend_rest(points, left: float) -> float | None:
+    """Instructions the ``left`` remaining iterations of a loop will issue, when the cost of
+    an iteration changes steadily (a row ``i`` of a triangular loop costs ``i`` steps): the
+    cost per iteration over the first and the second half of ``points`` (``(iterations
+    done, instructions issued)`` in order, taken anywhere in an iteration), a straight line
+    through the two, summed over the iterations left (and never below zero). None when the
+    halves are too short to tell, or their costs differ by less than ``TREND_CHANGE``.
+
+    >>> rows = [(k, 10 * k * k / 2) for k in range(0, 17, 2)]   # iteration k costs 10 k
+    >>> round(trend_rest(rows, 16))                              # iterations 16 .. 31
+    3840
+    >>> trend_rest([(k, 7.0 * k) for k in range(9)], 100) is None
+    True
+    """
+    if len(points) < 3:
+        return None
+    (k0, w0), (k2, w2) = points[0], points[-1]
+    k1, w1 = min(points[1:-1], key=lambda p: abs(p[0] - (k0 + k2) / 2))
+    if k1 - k0 < TREND_ITERATIONS or k2 - k1 < TREND_ITERATIONS:
+        return None
+    early, late = (w1 - w0) / (k1 - k0), (w2 - w1) / (k2 - k1)
+    if early <= 0 or abs(late / early - 1) < TREND_CHANGE:
+        return None
+    slope = (late - early) / ((k2 - k0) / 2)
+    start = early - slope * (k0 + k1) / 2  # the cost of iteration x: start + slope x
+    lo, hi = float(k2), float(k2 + left)
+    if slope < 0:
+        hi = min(hi, max(lo, -start / slope))
+    return max(0.0, start * (hi - lo) + slope * (hi * hi - lo * lo) / 2)
 
 
 def issued(dec, counter) -> float:

@@ -38,7 +38,7 @@ from ..analysis import counting
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
 from ..errors import CudakitError, KernelTimeout
-from .progress import fraction_done, issued, loop_done, skip_loop
+from .progress import fraction_done, issued, loop_done, point, skip_loop
 from .work import WorkClock
 
 THREADS = 32768  # threads emulated at most
@@ -131,9 +131,12 @@ class _Budget:
         self.clock, self.start = clock, clock()
         self.over = False
         self.sectors = _Sectors(trace)
+        self.points: list = []  # where the block was at each look (progress.point)
 
     def __call__(self, fr) -> bool:
         elapsed = self.clock() - self.start
+        if (here := point(fr, self.counter)) is not None:
+            self.points.append(here)
         cutting = self.then is not None and self.then.part is not None
         if not cutting and not self.over:
             used = max(elapsed / self.seconds, self.sectors.used())
@@ -274,7 +277,8 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
             emulate([(0, first)], timeout=watch.CHECK, on_timeout=watch)
         except KernelTimeout as stop:  # a long block: extrapolate from how far its loops got
             frame = getattr(stop, "frame", None)
-            done = fraction_done(frame, counter, cutter.skipped) if frame is not None else None
+            done = fraction_done(frame, counter, cutter.skipped, watch.points) \
+                if frame is not None else None
             if done is not None and 0 < done < 1:
                 return Sample(trace, counter, [(0, first)], nblocks, clock(), done)
             # nothing tells how far it got: what ran is a lower bound

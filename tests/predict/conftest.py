@@ -179,6 +179,14 @@ __global__ void row_passes(const float *x, float *y, int n) {  // a thread per r
     for (int j = 0; j < n; j++) s += row[j];
     for (int j = 0; j < n; j++) out[j] = row[j] * s;
 }
+__global__ void triangle(float *out, int n) {  // row i sums i + 1 terms: the rows grow
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float s = 0.0f;
+#pragma unroll 1
+        for (int j = 0; j <= i; j++) s += j;
+        out[i] = s;
+    }
+}
 __global__ void astray(const int *a, int *out, int n) {  // right only if the first loop ends
     int s = 0;
     for (int j = 0; j < n; j++) s += a[j];

@@ -156,6 +156,21 @@ def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):
     assert fp32 == pytest.approx((k1 + k2) * blocks * 8, rel=0.02)
 
 
+def test_a_loop_whose_iterations_grow_is_extrapolated_along_its_trend(module):
+    # one warp, 512 rows of a triangle: row i adds i + 1 terms, so the warp's trip j costs
+    # 32 j + 32 adds, 4.2 million in all. Stopped some 30 trips in, the trips still to come
+    # are the long ones: the average of those done would count a sixteenth of them, their trend
+    # (from about 25 trips, extrapolated over 480) counts them within a few per cent
+    n = 1 << 14
+    out = emu.mem_alloc(n * 4)
+    sample = run_sample(module.get_function("triangle"), [out, np.int32(n)], (1, 1, 1),
+                        (32, 1, 1), 0, seconds=0.5)
+    assert 0 < sample.done < 0.5
+    trips = n // 32
+    adds = sum(32 * j + 32 for j in range(trips))
+    assert sample.counter.classes["fp32"] * sample.scale == pytest.approx(adds, rel=0.1)
+
+
 def test_a_blocks_own_rereads_miss_when_the_resident_blocks_overflow_l2(module):
     rows, n = 16, 16384  # a block per 64 kB row, read twice, written once
     a = emu.to_device(np.ones(rows * n, np.float32))
