@@ -51,7 +51,7 @@ SECTORS = 1 << 20
 SECONDS = 2.0  # emulation time that no further launch of runs may pass (as far as known)
 RUNS = 8  # runs of consecutive blocks spread over the grid
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
-PROBE_TIMEOUT = 30.0  # seconds a launch of the sample's runs may take (planned: far less)
+PROBE_TIMEOUT = 30.0  # counted seconds a launch of the sample's runs may take (planned: less)
 CUTS = 8  # loops a long block may have cut short
 #: time budgets a block whose loops are cut may take in all: past them its running loop is
 #: cut where it is (lab 06's rows_block, whose lanes run rows of different lengths, waited
