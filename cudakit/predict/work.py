@@ -50,7 +50,7 @@ RATES = {"batches": 4.78e-3, "runs": 7.46e-6, "alu": 3.73e-6, "sfu": 0.0, "globa
          "shared": 6.31e-5, "sync": 1.68e-4, "lane_steps": 1.07e-9, "accesses": 6.58e-6,
          "warp_accesses": 3.08e-7}
 GUARD = 3.0  # the wall clock decides once it runs this many times ahead of the counts
-#: per class, the rate of its group; and the group of each class
+#: the group of each class, and per class the rate of its group
 _GROUP_OF = {c: g for g, classes in GROUPS.items() for c in classes}
 _STEPS = np.array([RATES[_GROUP_OF[c]] for c in CLASSES])
 
@@ -67,7 +67,9 @@ def counts(counter, trace=None) -> dict[str, float]:
 
 
 def seconds(counter, trace=None) -> float:
-    """The counted seconds of the work that ``counter`` (and ``trace``) saw."""
+    """The counted seconds of the work that ``counter`` (and ``trace``) saw: :func:`counts`
+    times :data:`RATES`, without building the dict (the emulator reads the clock at every
+    basic block it runs)."""
     out = float(counter.steps @ _STEPS) + RATES["batches"] * counter.batches + \
         RATES["runs"] * counter.runs + RATES["lane_steps"] * counter.lane_steps
     if trace is not None:
