@@ -99,8 +99,7 @@ def report(calls: list[dict], rates: dict[str, float]) -> str:
                     for c in calls if c["seconds"] > SHORTEST)
     if ratios:
         lines.append(f"clock/measured over {len(ratios)} launches > {SHORTEST * 1e3:.0f} ms: "
-                     f"median "
-                     f"{statistics.median(ratios):.2f}, 10th-90th percentile "
+                     f"median {statistics.median(ratios):.2f}, 10th-90th percentile "
                      f"{ratios[len(ratios) // 10]:.2f}-{ratios[len(ratios) * 9 // 10]:.2f}, "
                      f"range {ratios[0]:.2f}-{ratios[-1]:.2f}")
     return "\n".join(lines)
