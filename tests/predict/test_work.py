@@ -97,3 +97,16 @@ def test_a_counter_that_ran_costs_its_counted_seconds(module, monkeypatch):
     assert counted["runs"] > 0 and counted["alu"] >= 64  # one per FMA, over any lanes
     assert counted["lane_steps"] >= 64 * 256 and counted["batches"] == 1
     assert clock() == pytest.approx(sum(work.RATES[k] * v for k, v in counted.items()))
+
+
+def test_the_fit_gives_back_the_rates_that_priced_the_launches():
+    from benchmarks.work_clock import FEATURES, fit
+
+    rng = np.random.default_rng(19)
+    rates = dict(zip(FEATURES, rng.uniform(1e-7, 1e-5, len(FEATURES)), strict=True))
+    calls = [{"kernel": "k", **{k: float(rng.integers(1000, 100000)) for k in FEATURES}}
+             for _ in range(100)]
+    for call in calls:
+        call["seconds"] = sum(rates[k] * call[k] for k in FEATURES)
+    assert min(c["seconds"] for c in calls) > 0.01  # all long enough to be fitted
+    assert fit(calls) == pytest.approx(rates, rel=1e-6)
