@@ -23,10 +23,13 @@ local memory marks its destination registers pending; the first later instructio
 a pending register ends one memory period and clears every pending register of that warp, so
 loads issued back to back before any use overlap (memory-level parallelism) and count once.
 Shared-memory loads are counted the same way as ``shared_periods``; a wait for a shared load
-clears only the shared ones, as a global load issued before it is still in flight. Three rules
+clears only the shared ones, as a global load issued before it is still in flight. Five rules
 stand for ptxas's scheduling, which PTX order does not show: loads move up in their basic
 block with their address arithmetic, never above a store or a barrier (:func:`hoisted`; a
-short guarded block's loads go with the block before it, :func:`predicable`); a
+short guarded block's loads go with the block before it, :func:`predicable`); a counted loop
+is unrolled :data:`PTXAS_UNROLL` times, so that a later trip's loads move above an earlier
+trip's use (:func:`unrolled_events`); a warp has at most :data:`IN_FLIGHT` registers of
+global loads pending, a load beyond them waiting for those first; a
 store of pending data puts its wait off to the next other reader, barrier or loop branch
 (ptxas turns short guarded blocks such as ``if (k < K) tile[t] = a[i];`` into predicated code
 and issues their loads first); and a block's instructions issue in the order of a list
@@ -342,6 +345,16 @@ def _schedule(instructions, fused_muls, ready: dict, start: int) -> int:
     return t
 
 
+#: the most registers a warp's global loads fill before the first of them is used: ptxas
+#: issues a loop's independent loads back to back up to about this many, then puts the rest
+#: after the first use, so the warp waits again for them (nvdisasm of nvcc 13.0's sm_90
+#: code: 16 in a ``gemv`` with a thread per column, unrolled 16 times; 15 in lab 20's
+#: ``force1d_register``, whose 16th load the H100 hides behind its adds; 12 in cuda-samples'
+#: ``scalarProd``). Reading each kernel's own window from its SASS made ``force1d_register``
+#: +57 % (-1 % with 16) and lab 12's ``sgemm`` +16...+20 % (+6...+9 %).
+IN_FLIGHT = 16
+
+
 #: how many trips of a counted single-block loop ptxas puts in one: nvdisasm of nvcc 13.0's
 #: sm_90 code shows lab 08's ``work`` (an FMA loop) and lab 20's ``force1d_register`` each
 #: unrolled 4x beyond NVVM's PTX, and a grid-stride loop (a stride in a register) not at all;
@@ -388,9 +401,11 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False,
                   self_loop: bool = False):
     """Per basic block: class counts (``fused_muls``: ids of ``mul``s ptxas folds into an FMA;
     a ``self_loop``'s control counts once per :data:`PTXAS_UNROLL` trips, see
-    :func:`loop_control`) and the scoreboard events ``(names read, names written, kind)`` of
-    its instructions in PTX order (:func:`hoisted` schedules them); a block that ends in a
-    backward branch (a loop) ends with a flush event."""
+    :func:`loop_control`), the scoreboard events ``(names read, names written, kind)`` of its
+    instructions in PTX order (:func:`hoisted` schedules them; a block that ends in a
+    backward branch, a loop, ends with a flush event), and the trips of the block those
+    events stand for: :data:`PTXAS_UNROLL` for a loop ptxas unrolls
+    (:func:`unrolled_events`), else 1."""
     counts = np.zeros(len(CLASSES), np.float64)
     control = loop_control(instructions) if self_loop else set()
     events = []
@@ -401,7 +416,60 @@ def block_profile(instructions, fused_muls: set, back_edge: bool = False,
                 counts[INDEX[cls]] += n * weight
         reads, writes = _reads_writes(ins)
         events.append((reads, writes, _kind(ins)))
-    return counts, events + [_FLUSH_EVENT] if back_edge else events
+    if control:
+        unrolled = unrolled_events(events, PTXAS_UNROLL)
+        if _steady_waits(hoisted(unrolled)) < PTXAS_UNROLL * _steady_waits(hoisted(events)):
+            return counts, unrolled + [_FLUSH_EVENT], PTXAS_UNROLL
+    return counts, events + [_FLUSH_EVENT] if back_edge else events, 1
+
+
+def _steady_waits(events: list) -> int:
+    """The waits for loads in a second pass of a loop body's events (the first leaves what
+    is pending at its back edge): unrolling a loop whose trips each wait for the trip
+    before (a pointer chase) gains nothing, and the body stays as it is.
+
+    >>> _steady_waits([(["p"], ["p"], GLOBAL)])  # p = next[p]: one wait a trip
+    1
+    """
+    pending: set = set()
+    waits = 0
+    for trip in range(2):
+        for reads, writes, kind in events:
+            if pending & set(reads):
+                pending, waits = set(), waits + trip
+            if kind in (SHARED, GLOBAL):
+                pending |= set(writes)
+    return waits
+
+
+def unrolled_events(events: list, copies: int) -> list:
+    """The scoreboard events of ``copies`` trips of a loop body, as ptxas lays them out when
+    it unrolls the loop: one after the other, each copy's registers renamed so that
+    :func:`hoisted` can move a later trip's loads above an earlier trip's use (the last copy
+    keeps the PTX names, which the code after the loop reads; a register the body reads
+    before writing it is the previous copy's).
+
+    gemv's ``sum += a[r * cols + c] * x[r]``, 4 trips a pass: ptxas issues the 8 loads of
+    the 4 trips, then the 4 FMAs, so a warp waits once per pass, not once per trip.
+
+    >>> body = [(["i"], ["v"], 2), (["v", "s"], ["s"], 0), (["i"], ["i"], 0)]
+    >>> [e[1] for e in unrolled_events(body, 2)]  # what each event writes
+    [['v#0'], ['s#0'], ['i#0'], ['v'], ['s'], ['i']]
+    >>> [e[0] for e in unrolled_events(body, 2)]  # what it reads
+    [['i'], ['v#0', 's'], ['i'], ['i#0'], ['v', 's#0'], ['i#0']]
+    """
+    written = {w for _, writes, _ in events for w in writes}
+    out, previous = [], {}  # previous: a name -> what the copy before called it
+    for copy in range(copies):
+        last = copy == copies - 1
+        current: dict[str, str] = {}
+        for reads, writes, kind in events:
+            renamed = [current.get(r, previous.get(r, r)) for r in reads]
+            for w in writes:
+                current[w] = w if last else f"{w}#{copy}"
+            out.append((renamed, [current[w] for w in writes], kind))
+        previous = {w: current.get(w, previous.get(w, w)) for w in written}
+    return out
 
 
 def hoisted(events: list) -> list:
@@ -502,7 +570,8 @@ class InstructionCounter:
     (0, 0)
     """
 
-    def __init__(self):
+    def __init__(self, in_flight: int = IN_FLIGHT):
+        self.in_flight = in_flight  # registers of global loads a warp has in flight at most
         self.counts = np.zeros(len(CLASSES), np.float64)
         self.cycles = 0  # issue cycles with dependency stalls (issue_cycles), summed over warps
         self._periods = 0
@@ -520,13 +589,14 @@ class InstructionCounter:
         self.steps = np.zeros(len(CLASSES), np.float64)
 
     @property
-    def periods(self) -> int:
-        """Memory periods (waits for global or local loads), summed over warps."""
+    def periods(self) -> float:
+        """Memory periods (waits for global or local loads), summed over warps (a loop that
+        ptxas unrolls counts its waits per pass of the unrolled loop, in parts per trip)."""
         self._finish()
         return self._periods
 
     @property
-    def shared_periods(self) -> int:
+    def shared_periods(self) -> float:
         """Waits for shared-memory loads, summed over warps."""
         self._finish()
         return self._shared_periods
@@ -590,12 +660,13 @@ class InstructionCounter:
             return
         state = self._pending.get(id(dec))
         if state is None:
-            state = self._pending[id(dec)] = _Row(dec.tracked)
+            state = self._pending[id(dec)] = _Row(dec.tracked, self.in_flight)
+        share = 1 / blk.trips
         if isinstance(state, _Row):  # every warp so far ran together: one row stands for all
             if warps is self._all:
-                return self._count(state.run(events), warps.size)
+                return self._count(state.run(events, share), warps.size)
             state = self._pending[id(dec)] = _Rows(state, b.size // 32)
-        for kind, n in state.run(events, warps):
+        for kind, n in state.run(events, warps, share):
             self._count(((kind, n),), 1)
 
     def _count(self, waits, nwarps: int) -> None:
@@ -614,17 +685,20 @@ class _Row:
     when short guarded blocks become predicated code: the wait happens at the next other
     reader, barrier or loop branch)."""
 
-    def __init__(self, registers: int):
+    def __init__(self, registers: int, in_flight: int = IN_FLIGHT):
+        self.in_flight = in_flight
         self.pending = [0] * registers
         self.deferred = 0
-        self.waits = [0, 0, 0]  # of each warp, by kind (index SHARED, GLOBAL)
+        self.waits = [0.0, 0.0, 0.0]  # of each warp, by kind (index SHARED, GLOBAL)
 
     def per_warp(self, nwarps: int) -> np.ndarray:
         """Waits of each warp: (2, nwarps), shared then global."""
         return np.array([[self.waits[SHARED]] * nwarps, [self.waits[GLOBAL]] * nwarps])
 
-    def run(self, events) -> list[tuple[int, int]]:
-        waits = self._run(events)
+    def run(self, events, share: float = 1.0) -> list[tuple[int, float]]:
+        """Run ``events``; their waits, each counted as ``share`` of one (the part of an
+        unrolled loop's pass that one trip is)."""
+        waits = [(kind, n * share) for kind, n in self._run(events)]
         for kind, n in waits:
             self.waits[kind] += n
         return waits
@@ -645,6 +719,9 @@ class _Row:
                 else:
                     waits.append((max(now, self.deferred), 1))
                     self._clear(max(now, self.deferred))
+            if kind == GLOBAL and row.count(GLOBAL) + len(writes) > self.in_flight:
+                waits.append((GLOBAL, 1))  # ptxas puts this load after the first use
+                self._clear(GLOBAL)
             for w in writes:
                 row[w] = kind
         return waits
@@ -661,20 +738,21 @@ class _Rows:
     """The same scoreboard, one row per warp of the batch (once warps have diverged)."""
 
     def __init__(self, row: _Row, nwarps: int):
+        self.in_flight = row.in_flight
         self.pending = np.tile(np.array(row.pending, np.int8), (nwarps, 1))
         self.deferred = np.full(nwarps, row.deferred, np.int8)
-        self.waits = row.per_warp(nwarps)
+        self.waits = row.per_warp(nwarps).astype(np.float64)
 
     def per_warp(self, nwarps: int) -> np.ndarray:
         return self.waits
 
-    def _wait(self, warps, kinds, waits) -> None:
+    def _wait(self, warps, kinds, waits, share: float) -> None:
         hit = kinds > 0
         if hit.any():
             for row, kind in enumerate((SHARED, GLOBAL)):
                 which = warps[kinds == kind]
-                waits.append((kind, int(which.size)))
-                self.waits[row, which] += 1
+                waits.append((kind, which.size * share))
+                self.waits[row, which] += share
             # as _Row._clear: a global wait ends every pending load, a shared one the shared
             self.pending[warps[kinds == GLOBAL]] = 0
             shared = warps[kinds == SHARED]
@@ -685,15 +763,15 @@ class _Rows:
             self.deferred[shared] = np.where(self.deferred[shared] == SHARED, 0,
                                              self.deferred[shared])
 
-    def run(self, events, warps) -> list[tuple[int, int]]:
+    def run(self, events, warps, share: float = 1.0) -> list[tuple[int, float]]:
         first = warps[0]
         if (self.pending[warps] == self.pending[first]).all() and \
                 (self.deferred[warps] == self.deferred[first]).all():
-            return self._run_alike(events, warps)
+            return self._run_alike(events, warps, share)
         waits: list = []
         for reads, writes, kind, _, _ in events:
             if kind == FLUSH:
-                self._wait(warps, self.deferred[warps], waits)
+                self._wait(warps, self.deferred[warps], waits, share)
                 continue
             if reads.size:
                 now = self.pending[np.ix_(warps, reads)].max(axis=1)
@@ -701,19 +779,23 @@ class _Rows:
                     self.deferred[warps] = np.maximum(self.deferred[warps], now)
                 else:
                     self._wait(warps, np.where(now > 0, np.maximum(now, self.deferred[warps]),
-                                               0), waits)
+                                               0), waits, share)
+            if kind == GLOBAL:
+                full = (self.pending[warps] == GLOBAL).sum(axis=1) + writes.size > \
+                    self.in_flight
+                self._wait(warps, np.where(full, GLOBAL, 0), waits, share)
             if writes.size:
                 self.pending[np.ix_(warps, writes)] = kind
         return waits
 
-    def _run_alike(self, events, warps) -> list[tuple[int, int]]:
+    def _run_alike(self, events, warps, share: float) -> list[tuple[int, float]]:
         """:meth:`run` for warps whose scoreboards are the same (the warps of one path after
         blocks of a batch took different paths): one row in Python, copied back to them."""
-        row = _Row(0)
+        row = _Row(0, self.in_flight)
         row.pending, row.deferred = self.pending[warps[0]].tolist(), int(self.deferred[warps[0]])
         waits = row._run(events)
         self.pending[warps] = row.pending
         self.deferred[warps] = row.deferred
         for kind, n in waits:
-            self.waits[0 if kind == SHARED else 1, warps] += n
-        return [(kind, n * warps.size) for kind, n in waits]
+            self.waits[0 if kind == SHARED else 1, warps] += n * share
+        return [(kind, n * share * warps.size) for kind, n in waits]

@@ -49,6 +49,7 @@ class Block:
     classes: np.ndarray | None = None  # warp instructions per class (counts.CLASSES)
     cycles: int = 0  # one warp's issue cycles with dependency stalls (counts.issue_cycles)
     scoreboard: list = field(default_factory=list)  # counts.scoreboard_program's events
+    trips: int = 1  # runs of the block that one pass of its scoreboard events stands for
 
 
 @dataclass
@@ -130,7 +131,8 @@ def decode_function(fn: Function, program) -> Decoded:
         end = starts[bi + 1] if bi + 1 < len(starts) else len(fn.body)
         back = b.term[0] == "bra" and b.term[1] <= bi
         unrolled = b.term[0] == "bra" and b.term[1] == bi and b.start not in fn.nounroll
-        b.classes, ev = block_profile(fn.body[b.start:end], muls, back, self_loop=unrolled)
+        b.classes, ev, b.trips = block_profile(fn.body[b.start:end], muls, back,
+                                               self_loop=unrolled)
         b.cycles = issue_cycles(fn.body[b.start:end], muls, back)
         events.append(ev)
     _if_converted(fn, starts, dec.blocks, events)

@@ -210,9 +210,13 @@ def period_wait(x: Launch, d, dram: float | None = None) -> float:
     from_l2 = min(1.0, t.l2_read_requests / periods)
     missed = min(1.0, t.dram_read_bytes / t.l2_read_bytes)
     from_dram = from_l2 * missed
+    # a warp's requests leave one after another: each beyond the first that misses L1 comes
+    # back ``load_departure_cycles`` after the one before (Hong & Kim's departure delay)
+    behind = max(t.l2_read_requests / periods - 1.0, 0.0)
     return (from_dram * (dram or d.dram_latency_cycles)
             + (from_l2 - from_dram) * d.l2_latency_cycles
-            + (1 - from_l2) * d.l1_latency_cycles)
+            + (1 - from_l2) * d.l1_latency_cycles
+            + behind * getattr(d, "figures", {}).get("load_departure_cycles", 0.0))
 
 
 def shared_wait(x: Launch, d) -> float:

@@ -49,6 +49,13 @@ __global__ void four_loads(const float *a, float *b, int n) {
     float p = a[i], q = a[i + n], r = a[i + 2 * n], s = a[i + 3 * n];
     b[i] = p + q + r + s;
 }
+__global__ void many_loads(const float *a, float *b, int n) {  // 24 independent loads
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 24; k++) s += a[i + k * n];
+    b[i] = s;
+}
 __global__ void chain(const int *next, int *out, int steps) {
     int p = threadIdx.x;
     for (int k = 0; k < steps; k++) p = next[p];

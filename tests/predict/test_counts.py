@@ -77,6 +77,19 @@ def test_independent_loads_are_one_memory_period(module):
     assert c.warps == 8 and c.periods == 8
 
 
+def test_a_warp_waits_again_once_its_loads_fill_the_window(module):
+    # 24 independent loads: one period if ptxas issues them all before the first use, two
+    # when it issues 16 registers' worth first (the window read from the SASS)
+    n = 256
+    a = emu.to_device(np.ones(24 * n, np.float32))
+    b = emu.mem_alloc(n * 4)
+    for window, periods in ((32, 1), (16, 2), (8, 3)):
+        counter = InstructionCounter(window)
+        module.get_function("many_loads")(a, b, np.int32(n), grid=(2,), block=(128,),
+                                          counter=counter)
+        assert counter.periods == periods * counter.warps, window
+
+
 def test_dependent_loads_are_one_period_each(module):
     nxt = emu.to_device(np.roll(np.arange(64, dtype=np.int32), -1))
     out = emu.mem_alloc(64 * 4)

@@ -5,6 +5,8 @@ expected cycles are worked out from the device's figures as the docstrings state
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ from cudakit.predict.model import (
 from cudakit.predict.traffic import Traffic
 
 D = load("H100")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def launch(warps_per_block: int, issued: float, cycles: float, barriers: float) -> Launch:
@@ -168,11 +171,31 @@ def test_a_period_waits_for_its_slowest_load_not_the_average_sector():
     assert period_wait(rows, D) == pytest.approx(
         (D.dram_latency_cycles + 3 * D.l1_latency_cycles) / 4)
     # four lines from the L2 in one period, one of them from DRAM: a quarter of the L2's
-    # sectors miss, so the period waits a quarter of the time for DRAM
+    # sectors miss, so the period waits a quarter of the time for DRAM, and for the three
+    # requests that leave after the first
     shared_tiles = dataclasses.replace(stencil, traffic=dataclasses.replace(
         traffic, l2_read_requests=4, l2_read_bytes=512, l1_hit_bytes=0))
     assert period_wait(shared_tiles, D) == pytest.approx(
-        (D.dram_latency_cycles + 3 * D.l2_latency_cycles) / 4)
+        (D.dram_latency_cycles + 3 * D.l2_latency_cycles) / 4
+        + 3 * D.figures["load_departure_cycles"])
+
+
+def test_the_departure_delay_is_the_probes_slope():
+    """A warp's N loads from DRAM came back 366 + d (N - 1) cycles after the first issued
+    (``benchmarks/inflight_probe.py`` on an H200: one to 8 warps on each of 16 SMs); d, fitted
+    here again from the stored run, is the device's ``load_departure_cycles``."""
+    stored = json.loads((ROOT / "benchmarks/fixtures/h200_inflight_probe.json").read_text())
+    clock_ghz = stored["sm_clock_khz"] / 1e6
+    runs = [r for r in stored["rows"] if r["kernel"] == "offsets" and r["grid"] == 16
+            and r["warps"] <= 8]
+    loads = np.array([r["loads"] for r in runs], float)
+    cycles = np.array([r["ms"] * 1e6 * clock_ghz * r["loads"] / stored["per_warp"]
+                       for r in runs])
+    slope, start = np.polyfit(loads - 1, cycles, 1)
+    assert len(runs) == 24
+    assert D.figures["load_departure_cycles"] == pytest.approx(slope, abs=0.1)
+    # and the loads overlap: 32 in flight took 3x one load's time, not 32x
+    assert start == pytest.approx(366, abs=5) and slope < start / 10
 
 
 def test_the_requests_that_read_a_new_sector_are_the_ones_that_reach_the_l2():
@@ -200,3 +223,7 @@ def test_the_requests_that_read_a_new_sector_are_the_ones_that_reach_the_l2():
     # another block reads the same rows: its first reads are new to it
     both = thread_per_row + [load(1, 64)(column) for column in range(64)]
     assert first_touch_share(both, 2, 1) == pytest.approx(0.125)
+    # so are another warp's of the same block: warps that walk the same words at the same
+    # pace (lab 20's force kernels, all reading x[j]) each wait for the sector from the L2
+    second = [dataclasses.replace(b, warp=np.ones(1, np.int64)) for b in thread_per_row]
+    assert first_touch_share(thread_per_row + second, 1, 1) == pytest.approx(0.125)
