@@ -181,9 +181,9 @@ def test_a_period_waits_for_its_slowest_load_not_the_average_sector():
 
 
 def test_the_departure_delay_is_the_probes_slope():
-    """A warp's N loads from DRAM came back 366 + d (N - 1) cycles after the first issued
-    (``benchmarks/inflight_probe.py`` on an H200: one to 8 warps on each of 16 SMs); d, fitted
-    here again from the stored run, is the device's ``load_departure_cycles``."""
+    """A warp's N loads, served by the L2, came back 366 + d (N - 1) cycles after the first
+    issued (``benchmarks/inflight_probe.py`` on an H200: one to 8 warps on each of 16 SMs); d,
+    fitted here again from the stored run, is the device's ``load_departure_cycles``."""
     stored = json.loads((ROOT / "benchmarks/fixtures/h200_inflight_probe.json").read_text())
     clock_ghz = stored["sm_clock_khz"] / 1e6
     runs = [r for r in stored["rows"] if r["kernel"] == "offsets" and r["grid"] == 16
