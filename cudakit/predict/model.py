@@ -197,7 +197,8 @@ def period_wait(x: Launch, d, dram: float | None = None) -> float:
     through the L2: ``sgemm`` at 2048^3 +7 %.)
 
     >>> from types import SimpleNamespace as NS
-    >>> d = NS(l1_latency_cycles=40, l2_latency_cycles=280, dram_latency_cycles=700)
+    >>> d = NS(l1_latency_cycles=40, l2_latency_cycles=280, dram_latency_cycles=700,
+    ...        figures={})  # no departure delay measured
     >>> t = NS(l2_read_requests=2, l2_read_bytes=64, dram_read_bytes=32)
     >>> x = NS(periods=4, traffic=t)  # 2 requests to the L2 in 4 periods, half from DRAM
     >>> period_wait(x, d)  # half the periods wait for the L2, half of those for DRAM
@@ -216,7 +217,7 @@ def period_wait(x: Launch, d, dram: float | None = None) -> float:
     return (from_dram * (dram or d.dram_latency_cycles)
             + (from_l2 - from_dram) * d.l2_latency_cycles
             + (1 - from_l2) * d.l1_latency_cycles
-            + behind * getattr(d, "figures", {}).get("load_departure_cycles", 0.0))
+            + behind * d.figures.get("load_departure_cycles", 0.0))
 
 
 def shared_wait(x: Launch, d) -> float:
