@@ -22,6 +22,8 @@ division, square root and reciprocal, count the SASS instructions ptxas expands 
 local memory marks its destination registers pending; the first later instruction that reads
 a pending register ends one memory period and clears every pending register of that warp, so
 loads issued back to back before any use overlap (memory-level parallelism) and count once.
+A register is pending for the lanes that loaded it, as ptxas places waits by each thread's
+data flow: lanes of another path that overwrite or read it do not wait (:class:`_Row`).
 Shared-memory loads are counted the same way as ``shared_periods``; a wait for a shared load
 clears only the shared ones, as a global load issued before it is still in flight. Five rules
 stand for ptxas's scheduling, which PTX order does not show: loads move up in their basic
@@ -439,6 +441,8 @@ def _steady_waits(events: list) -> int:
                 pending, waits = set(), waits + trip
             if kind in (SHARED, GLOBAL):
                 pending |= set(writes)
+            else:
+                pending -= set(writes)
     return waits
 
 
@@ -550,9 +554,10 @@ def scoreboard_program(blocks_events: list[list]) -> tuple[int, list[list]]:
     for events in blocks_events:
         kept = []
         for reads, writes, kind in events:
+            # an instruction other than a load that writes a tracked register is kept too:
+            # the value its lanes read afterwards is no longer the load's
             r = np.array(sorted({tracked[x] for x in reads if x in tracked}), np.int64)
-            w = np.array(sorted({tracked[x] for x in writes if x in tracked}), np.int64) \
-                if kind in (SHARED, GLOBAL) else np.zeros(0, np.int64)
+            w = np.array(sorted({tracked[x] for x in writes if x in tracked}), np.int64)
             if r.size or w.size or kind == FLUSH:
                 kept.append((r, w, kind, tuple(r.tolist()), tuple(w.tolist())))
         out.append(kept)
@@ -645,13 +650,16 @@ class InstructionCounter:
             self.batches += 1
         self.runs += 1
         self.steps += blk.classes
+        active = None  # every lane of each warp
         if isinstance(L, slice) or L.size == b.size:
             warps = self._all
             self.lane_steps += len(blk.ops) * b.size
         else:
             self.lane_steps += len(blk.ops) * L.size
             w = L >> 5
-            warps = w[np.r_[True, w[1:] != w[:-1]]]  # L is sorted
+            starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])  # L is sorted
+            warps = w[starts]
+            active = np.bitwise_or.reduceat(np.left_shift(1, L & 31).astype(np.int64), starts)
         self.counts += blk.classes * warps.size
         self.cycles += blk.cycles * warps.size
         self.visits[id(blk)] = self.visits.get(id(blk), 0) + 1
@@ -666,7 +674,7 @@ class InstructionCounter:
             if warps is self._all:
                 return self._count(state.run(events, share), warps.size)
             state = self._pending[id(dec)] = _Rows(state, b.size // 32)
-        for kind, n in state.run(events, warps, share):
+        for kind, n in state.run(events, warps, share, active):
             self._count(((kind, n),), 1)
 
     def _count(self, waits, nwarps: int) -> None:
@@ -677,17 +685,28 @@ class InstructionCounter:
                 self._shared_periods += n * nwarps
 
 
+#: a warp's 32 lanes as a mask
+ALL_LANES = (1 << 32) - 1
+
+
 class _Row:
     """The scoreboard of warps that all ran the same instructions: one row, in Python.
 
     ``pending[r]`` is the kind of load register ``r`` waits for; ``deferred`` the wait that
     a store of pending data has put off (ptxas moves independent loads above such stores, as
     when short guarded blocks become predicated code: the wait happens at the next other
-    reader, barrier or loop branch)."""
+    reader, barrier or loop branch). ``lanes`` (None while every lane ran every instruction)
+    is, per register, the lanes whose load of it is pending: ptxas places its waits by each
+    thread's data flow, so lanes that did not load a register do not wait to read it. Where
+    a warp splits over ``if (aligned) v = *(float4 *)p; else { v.x = 0; ... }``, the
+    second path's lanes overwrite and read what the first path's lanes are loading, and
+    neither waits (in the SASS the two paths' loads wait on one scoreboard, at their use
+    after the paths meet)."""
 
     def __init__(self, registers: int, in_flight: int = IN_FLIGHT):
         self.in_flight = in_flight
         self.pending = [0] * registers
+        self.lanes: list[int] | None = None
         self.deferred = 0
         self.waits = [0.0, 0.0, 0.0]  # of each warp, by kind (index SHARED, GLOBAL)
 
@@ -703,16 +722,20 @@ class _Row:
             self.waits[kind] += n
         return waits
 
-    def _run(self, events) -> list[tuple[int, int]]:
+    def _run(self, events, active: int = ALL_LANES) -> list[tuple[int, int]]:
+        """Run ``events`` on the lanes of mask ``active``."""
         waits = []
-        row = self.pending
+        row, lanes = self.pending, self.lanes
         for _, _, kind, reads, writes in events:
             if kind == FLUSH:
                 if self.deferred:
                     waits.append((self.deferred, 1))
                     self._clear(self.deferred)
                 continue
-            now = max((row[r] for r in reads), default=0)
+            if lanes is None:
+                now = max((row[r] for r in reads), default=0)
+            else:
+                now = max((row[r] for r in reads if lanes[r] & active), default=0)
             if now:
                 if kind == STORE:
                     self.deferred = max(self.deferred, now)
@@ -722,8 +745,15 @@ class _Row:
             if kind == GLOBAL and row.count(GLOBAL) + len(writes) > self.in_flight:
                 waits.append((GLOBAL, 1))  # ptxas puts this load after the first use
                 self._clear(GLOBAL)
+            loads = kind in (SHARED, GLOBAL)
             for w in writes:
-                row[w] = kind
+                if lanes is None:
+                    row[w] = kind if loads else 0
+                elif loads:
+                    row[w], lanes[w] = kind, lanes[w] | active
+                else:  # overwritten in these lanes: other lanes' load may still be pending
+                    lanes[w] &= ~active
+                    row[w] = row[w] if lanes[w] else 0
         return waits
 
     def _clear(self, kind: int) -> None:
@@ -731,15 +761,19 @@ class _Row:
         that was a global load; only the shared ones when it was a shared load (a global
         load still in flight stays pending)."""
         self.pending[:] = [0 if kind == GLOBAL or k == SHARED else k for k in self.pending]
+        if self.lanes is not None:
+            self.lanes[:] = [m if k else 0 for k, m in zip(self.pending, self.lanes, strict=True)]
         self.deferred = 0 if kind == GLOBAL or self.deferred == SHARED else self.deferred
 
 
 class _Rows:
-    """The same scoreboard, one row per warp of the batch (once warps have diverged)."""
+    """The same scoreboard, one row per warp of the batch (once warps have diverged), with
+    the lanes of each pending register (:class:`_Row`)."""
 
     def __init__(self, row: _Row, nwarps: int):
         self.in_flight = row.in_flight
         self.pending = np.tile(np.array(row.pending, np.int8), (nwarps, 1))
+        self.lanes = np.where(self.pending > 0, ALL_LANES, 0).astype(np.int64)
         self.deferred = np.full(nwarps, row.deferred, np.int8)
         self.waits = row.per_warp(nwarps).astype(np.float64)
 
@@ -759,22 +793,29 @@ class _Rows:
             rows = self.pending[shared]
             rows[rows == SHARED] = 0
             self.pending[shared] = rows
+            self.lanes[warps[hit]] *= self.pending[warps[hit]] > 0
             self.deferred[warps[kinds == GLOBAL]] = 0
             self.deferred[shared] = np.where(self.deferred[shared] == SHARED, 0,
                                              self.deferred[shared])
 
-    def run(self, events, warps, share: float = 1.0) -> list[tuple[int, float]]:
+    def run(self, events, warps, share: float = 1.0, active=None) -> list[tuple[int, float]]:
+        """Run ``events`` on ``warps``, their lanes ``active`` (a mask per warp; None: all)."""
+        if active is None:
+            active = np.full(warps.size, ALL_LANES, np.int64)
         first = warps[0]
         if (self.pending[warps] == self.pending[first]).all() and \
-                (self.deferred[warps] == self.deferred[first]).all():
-            return self._run_alike(events, warps, share)
+                (self.lanes[warps] == self.lanes[first]).all() and \
+                (self.deferred[warps] == self.deferred[first]).all() and \
+                (active == active[0]).all():
+            return self._run_alike(events, warps, share, int(active[0]))
         waits: list = []
         for reads, writes, kind, _, _ in events:
             if kind == FLUSH:
                 self._wait(warps, self.deferred[warps], waits, share)
                 continue
             if reads.size:
-                now = self.pending[np.ix_(warps, reads)].max(axis=1)
+                mine = (self.lanes[np.ix_(warps, reads)] & active[:, None]) != 0
+                now = np.where(mine, self.pending[np.ix_(warps, reads)], 0).max(axis=1)
                 if kind == STORE:
                     self.deferred[warps] = np.maximum(self.deferred[warps], now)
                 else:
@@ -785,16 +826,25 @@ class _Rows:
                     self.in_flight
                 self._wait(warps, np.where(full, GLOBAL, 0), waits, share)
             if writes.size:
-                self.pending[np.ix_(warps, writes)] = kind
+                at = np.ix_(warps, writes)
+                if kind in (SHARED, GLOBAL):
+                    self.pending[at] = kind
+                    self.lanes[at] |= active[:, None]
+                else:
+                    self.lanes[at] &= ~active[:, None]
+                    self.pending[at] *= self.lanes[at] != 0
         return waits
 
-    def _run_alike(self, events, warps, share: float) -> list[tuple[int, float]]:
-        """:meth:`run` for warps whose scoreboards are the same (the warps of one path after
-        blocks of a batch took different paths): one row in Python, copied back to them."""
+    def _run_alike(self, events, warps, share: float, active: int) -> list[tuple[int, float]]:
+        """:meth:`run` for warps whose scoreboards and lanes are the same (the warps of one
+        path after blocks of a batch took different paths): one row in Python, copied back
+        to them."""
         row = _Row(0, self.in_flight)
         row.pending, row.deferred = self.pending[warps[0]].tolist(), int(self.deferred[warps[0]])
-        waits = row._run(events)
+        row.lanes = self.lanes[warps[0]].tolist()
+        waits = row._run(events, active)
         self.pending[warps] = row.pending
+        self.lanes[warps] = row.lanes
         self.deferred[warps] = row.deferred
         for kind, n in waits:
             self.waits[0 if kind == SHARED else 1, warps] += n * share

@@ -147,6 +147,23 @@ __global__ void mixed_waits(const float *a, float *b) {
     float u = h + 1.0f;        // waits for the shared load only
     b[t] = u * u + g;          // the global load is still on its way: a wait of its own
 }
+__device__ float4 four_at(const float *p, int row, int col, int rows, int cols) {
+    if (row < rows && cols % 4 == 0 && col + 3 < cols)  // aligned and inside: one load
+        return *(const float4 *)&p[row * cols + col];
+    float v[4];                                       // else four guarded ones
+    for (int j = 0; j < 4; j++)
+        v[j] = (row < rows && col + j < cols) ? p[row * cols + col + j] : 0.0f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+__global__ void split_paths(const float *a, float *out, int cols, int rows) {
+    int t = threadIdx.x;  // with cols = 100, lanes 0-24 take the first path, 25-31 the second
+    float s = 0.0f;
+    for (int k = 0; k < rows; k++) {
+        float4 v = four_at(a, k, 4 * t, rows, cols);
+        s += v.x + v.y + v.z + v.w;
+    }
+    out[t] = s;
+}
 __global__ void guarded_pair(const int *a, int *out, unsigned n) {
     unsigned i = blockIdx.x * 64 + threadIdx.x;  // Harris's reduce6: two loads a trip
     int sum = 0;

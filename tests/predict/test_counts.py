@@ -134,6 +134,20 @@ def test_a_guarded_second_load_is_in_flight_with_the_first(module):
     assert c.warps == 1 and c.periods == 512 // 64
 
 
+@pytest.mark.parametrize("cols", [128, 100, 102])
+def test_lanes_of_two_paths_wait_once_for_their_loads(module, cols):
+    # a float4 load where aligned and inside, four guarded loads elsewhere; at cols = 100
+    # the warp splits, and the second path zeroes and copies registers the first path's
+    # lanes are loading. Each thread's value comes from one path: ptxas waits once a trip,
+    # where the paths meet (nvdisasm: both paths' LDGs set one scoreboard, waited on once)
+    a = emu.to_device(np.ones(128 * 8, np.float32))
+    out = emu.mem_alloc(32 * 4)
+    c = run(module, "split_paths", a, out, np.int32(cols), np.int32(8), grid=(1,), block=(32,))
+    assert c.warps == 1 and c.periods == 8
+    assert np.allclose(emu.from_device(out, (32,), np.float32),
+                       [min(4, max(0, cols - 4 * t)) * 8 for t in range(32)])
+
+
 def test_a_guarded_copy_waits_once_per_warp(module):
     a = emu.to_device(np.ones(1000, np.float32))
     b = emu.mem_alloc(1000 * 4)
