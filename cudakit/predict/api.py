@@ -33,7 +33,14 @@ from .fetch import fetch_cycles, loop_sizes, paired_fetch, pairs_to_probe
 from .model import Launch, estimate
 from .result import Prediction
 from .sample import SECONDS, run_sample
-from .sass import aggregates_atomics, code_size, conflict_cycles, shared_waits, stall_cycles
+from .sass import (
+    aggregates_atomics,
+    code_size,
+    conflict_cycles,
+    global_waits,
+    shared_waits,
+    stall_cycles,
+)
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -154,7 +161,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
                     banks=(conflict_cycles(cubin, mangled) or 0.0)
                     if float(dev.compute_capability) >= 7.0 else 0.0,  # Volta's banks on
-                    fetch=fetch)
+                    fetch=fetch, loads_ahead=global_waits(cubin, mangled))
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

@@ -159,6 +159,7 @@ class Launch:
     stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
     banks: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
     fetch: float = 0.0  # cycles per instruction a warp needs to fetch its loop (.fetch)
+    loads_ahead: object = None  # sass.GlobalWaits of the kernel's SASS, if it could be read
 
 
 @dataclass
@@ -178,6 +179,35 @@ def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, flo
     barriers = x.classes.get("barrier", 0) / max(x.warps, 1.0) * d.barrier_cycles
     waits = x.chain_periods * load + x.chain_shared_periods * shared_wait(x, d) + barriers
     return waits, barriers, load
+
+
+def step_waits(x: Launch, d, dram: float | None = None) -> tuple[float, float]:
+    """The waits per warp of a block in lockstep (:func:`_latency`) less the global waits
+    that the warp's own instructions hide, and those hidden cycles. A load that ptxas
+    issues ``n`` instructions before its first use (``x.loads_ahead``: as in lab 12's
+    double-buffered matmuls, the next trip's tiles loaded before this trip's work) is on its
+    way while the warp issues them, at least one cycle each, whatever the other warps do;
+    a load used a few instructions later is not hidden.
+
+    (Counting ``n`` x the warps per scheduler, the other warps' turns in between, hid lab
+    21's ``heat3d_stream`` loads, used after a barrier in the same trip: -27 % where the H100
+    streams its planes at 0.8 TB/s.)
+
+    >>> from types import SimpleNamespace as NS
+    >>> from cudakit.predict.sass import GlobalWaits
+    >>> d = NS(l1_latency_cycles=40, l2_latency_cycles=300, dram_latency_cycles=700,
+    ...        barrier_cycles=20, shared_latency_cycles=30, figures={})
+    >>> t = NS(l2_read_requests=10, l2_read_bytes=320, dram_read_bytes=0)
+    >>> x = NS(periods=10, traffic=t, classes={"barrier": 10}, warps=1, chain_periods=10,
+    ...        chain_shared_periods=0, schedule=None, loads_ahead=GlobalWaits((150,)))
+    >>> step_waits(x, d)  # 10 waits of 300 cycles, each after 150 instructions
+    (1700.0, 1500.0)
+    """
+    mem, _, load = _latency(x, d, dram)
+    if x.loads_ahead is None:
+        return mem, 0.0
+    hidden = x.chain_periods * load * (1.0 - x.loads_ahead.exposed(load, 1.0))
+    return mem - hidden, hidden
 
 
 def period_wait(x: Launch, d, dram: float | None = None) -> float:
@@ -315,10 +345,12 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # (comp x warps), at least one warp's own path. (Taking only the block's own issue
         # here, as if the other blocks filled its waits, left lab 12's register-tiled matmuls
         # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
-        # Compute shows them issuing in 65-83 % of the slots.)
+        # Compute shows them issuing in 65-83 % of the slots.) Global loads issued well
+        # before their use come back while the warp issues (:func:`step_waits`).
         block = max(comp * warps, path)
-        in_phase = mem + block > own
-        own = max(own, mem + block)
+        waits, _ = step_waits(x, d, dram)
+        in_phase = waits + block > own
+        own = max(own, waits + block)
     if mwp >= warps and cwp >= warps:
         cycles, limit = mem + comp + slice_ * (mwp - 1), "barrier" if barriers > mem / 2 \
             else "latency"
@@ -527,11 +559,15 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         w = max(x.warps, 1)
         if bound == "barrier":
             blocks = min(x.blocks_per_sm, math.ceil(x.blocks / d.sm_count))
+            mem, hidden = step_waits(x, d, dram)
+            ahead = (f"; {hidden:.0f} more for global loads issued a median of "
+                     f"{statistics.median_low(x.loads_ahead.distances)} instructions before "
+                     f"their use are hidden by the block's work" if hidden > mem / 4 else "")
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
                     f"warp keep the {blocks} resident block{'s' if blocks > 1 else ''} in step: "
                     f"they wait for their loads together ({mem:.0f} cycles per warp"
-                    f"{_shared_note(x, d, mem)}), then share the schedulers ({per_scheduler:g} "
-                    f"warps per scheduler), {share}")
+                    f"{_shared_note(x, d, mem)}{ahead}), then share the schedulers "
+                    f"({per_scheduler:g} warps per scheduler), {share}")
         if x.fetch and own_path(x) == x.issued * x.fetch:
             return (f"latency-bound on instruction fetch: the loop code its TPC's two SMs run "
                     f"overflows their shared instruction cache, so each warp waits "

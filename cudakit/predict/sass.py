@@ -150,8 +150,9 @@ _SASS_CLASS = {
 
 def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
     """Per function of an ``nvdisasm -hex`` listing: its instructions as [class, operands,
-    branch target, stall count], and its loops as (first, last) instruction indices, one per
-    backward branch."""
+    branch target, stall count, opcode, scoreboard the instruction sets when its result is
+    written (7: none), mask of the scoreboards it waits for], and its loops as (first, last)
+    instruction indices, one per backward branch."""
     functions: dict[str, list] = {}
     labels: dict[tuple[str, str], int] = {}
     name = None
@@ -169,14 +170,17 @@ def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
             continue
         high = _HIGH_WORD.match(line)
         if high and functions[name] and functions[name][-1][3] is None:
-            functions[name][-1][3] = max((int(high.group(1), 16) >> 41) & 0xF, 1)
+            word = int(high.group(1), 16)  # control bits 105-108, 110-112 and 116-121
+            functions[name][-1][3] = max((word >> 41) & 0xF, 1)
+            functions[name][-1][5:7] = [(word >> 46) & 0x7, (word >> 52) & 0x3F]
             continue
         match = _INSTRUCTION.search(line)
         if match:
             opcode, operands = match.groups()
             target = _TARGET.search(operands)
             kind = _SASS_CLASS.get(opcode.split(".")[0], "int")
-            functions[name].append([kind, operands, target.group(1) if target else None, None])
+            functions[name].append([kind, operands, target.group(1) if target else None, None,
+                                    opcode, 7, 0])
     out = {}
     for name, instructions in functions.items():
         loops = [(start, k) for k, instruction in enumerate(instructions)
@@ -195,7 +199,7 @@ def _loop_instructions(parsed: dict) -> dict[str, list[tuple[str, str, int]]]:
             inside[start:end + 1] = True
         chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
             if inside.any() else instructions
-        out[name] = [(kind, operands, stall or 1) for kind, operands, _, stall in chosen]
+        out[name] = [(kind, operands, stall or 1) for kind, operands, _, stall, *_ in chosen]
     return out
 
 
@@ -221,6 +225,74 @@ def _loop_bytes(parsed: dict) -> dict[str, int]:
             else:
                 spans.append([start, end])
         out[name] = max((16 * (end - start + 1) for start, end in spans), default=0)
+    return out
+
+
+@dataclass(frozen=True)
+class GlobalWaits:
+    """The global-memory waits of one kernel's loops in its SASS: per wait (an instruction
+    whose wait mask names a scoreboard that an ``LDG`` or ``LDL`` set), the instructions its
+    warp issued since the first of those loads."""
+
+    distances: tuple[int, ...]
+
+    def exposed(self, latency: float, cycles_per_instruction: float) -> float:
+        """The share of ``latency`` a warp still waits, on average over these waits, when
+        each instruction it issues takes ``cycles_per_instruction`` (1 for a warp alone on
+        its scheduler, n for n warps issuing in turn); 1 without waits to go by.
+
+        >>> GlobalWaits((600, 10)).exposed(latency=400.0, cycles_per_instruction=2.0)
+        0.475
+        """
+        if not self.distances or latency <= 0:
+            return 1.0
+        return sum(max(0.0, latency - d * cycles_per_instruction)
+                   for d in self.distances) / (len(self.distances) * latency)
+
+
+def read_global_waits(listing: str) -> dict[str, GlobalWaits]:
+    r"""Per function of an ``nvdisasm -hex`` listing, its :class:`GlobalWaits`.
+
+    Each instruction carries, in bits 110-112, the scoreboard its result sets when it is
+    written (for loads of varying latency) and in bits 116-121 the scoreboards it waits for
+    before issuing (Jia et al. 2018, section 2.2). Each loop's body is walked twice,
+    straight through (both sides of a branch inside it count as issued), and the waits of
+    the second pass are kept: a load issued for the next trip (software pipelining: lab 12's
+    ``matmul_dbuf`` loads the next tiles, then multiplies the ones in shared memory) is
+    waited for a whole body later, a load used at once a few instructions later. A function
+    without loops is walked once.
+
+    >>> listing = (".text._Z1kPf:\n.L_x_0:\n"
+    ...            "  /*0000*/  FFMA R1, R2, R2, R1 ;  /* 0x0000000202017223 */\n"
+    ...            "                                  /* 0x004fe20000000000 */\n"
+    ...            "  /*0010*/  LDG.E R2, desc[UR4][R4.64] ;  /* 0x0000000404027981 */\n"
+    ...            "                                  /* 0x000ea20000000000 */\n"
+    ...            "  /*0020*/  FADD R3, R3, 1 ;  /* 0x3f80000003037421 */\n"
+    ...            "                                  /* 0x000fe20000000000 */\n"
+    ...            "  /*0030*/  BRA `(.L_x_0) ;  /* 0xfffffffc00f07947 */\n"
+    ...            "                                  /* 0x000fea0000000000 */\n")
+    >>> read_global_waits(listing)["_Z1kPf"].distances  # the FFMA waits for the LDG
+    (3,)
+    """
+    return _global_waits(_parse(listing))
+
+
+def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
+    out = {}
+    for name, (instructions, loops) in parsed.items():
+        distances: list[int] = []
+        passes = 2 if loops else 1
+        for start, end in loops or [(0, len(instructions) - 1)]:
+            pending: dict[int, int] = {}  # scoreboard -> position of its first load
+            for position in range(passes * (end - start + 1)):
+                *_, opcode, sets, waits = instructions[start + position % (end - start + 1)]
+                for board in [b for b in pending if waits >> b & 1]:
+                    first = pending.pop(board)
+                    if position >= (passes - 1) * (end - start + 1):
+                        distances.append(position - first)
+                if opcode.split(".")[0] in ("LDG", "LDL") and sets != 7:
+                    pending.setdefault(sets, position)
+        out[name] = GlobalWaits(tuple(distances))
     return out
 
 
@@ -379,10 +451,11 @@ def nvdisasm_path() -> str | None:
 @functools.lru_cache(maxsize=64)
 def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
                                                      dict[str, bool], dict[str, float],
-                                                     dict[str, tuple[int, int]]]:
+                                                     dict[str, tuple[int, int]],
+                                                     dict[str, GlobalWaits]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}, {}, {}, {}, {}
+        return {}, {}, {}, {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
@@ -391,14 +464,14 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
                                   timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}, {}, {}, {}, {}
+            return {}, {}, {}, {}, {}, {}
     if done.returncode != 0:
-        return {}, {}, {}, {}, {}
+        return {}, {}, {}, {}, {}, {}
     parsed = _parse(done.stdout)  # read once for the stalls, the banks and the loops
     loops = _loop_instructions(parsed)
     sizes = {name: (loop, len(parsed[name][0])) for name, loop in _loop_bytes(parsed).items()}
     return (read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
-            _conflicts(loops), sizes)
+            _conflicts(loops), sizes, _global_waits(parsed))
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
@@ -430,3 +503,9 @@ def code_size(cubin: bytes, mangled: str) -> tuple[int, int] | None:
     """The bytes of kernel ``mangled``'s largest loop (:func:`read_loop_bytes`) and its SASS
     instructions, or None (no nvdisasm, or no such function)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[4].get(mangled)
+
+
+def global_waits(cubin: bytes, mangled: str) -> GlobalWaits | None:
+    """The global waits of kernel ``mangled``'s loops in ``cubin`` (:func:`read_global_waits`),
+    or None (no nvdisasm, or no such function)."""
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[5].get(mangled)

@@ -15,10 +15,12 @@ import pytest
 import cudakit
 from benchmarks.sass_loads import WAITS, sources
 from cudakit.predict import load
-from cudakit.predict.model import Launch, own_path, shared_wait
+from cudakit.predict.model import Launch, hong_kim, own_path, period_wait, shared_wait, step_waits
 from cudakit.predict.sass import (
+    GlobalWaits,
     SharedWaits,
     conflict_cycles,
+    global_waits,
     nvdisasm_path,
     read_conflicts,
     read_stalls,
@@ -309,3 +311,81 @@ def test_a_loops_waits_per_global_load_are_those_of_the_sass():
                                      rel=0.15)
     # without the unrolling the warp would wait once a PTX pass (4 trips, 8 loads)
     assert emulated < 0.75 / 8
+
+
+AHEAD_KERNELS = r"""
+__global__ void ahead(const float *a, float *out, int steps) {
+    __shared__ float tile[256];
+    float next = a[threadIdx.x], acc = 0.0f;
+    for (int s = 0; s < steps; ++s) {
+        tile[threadIdx.x] = next;      // waits for the load of the trip before
+        __syncthreads();
+        if (s + 1 < steps) next = a[(s + 1) * 256 + threadIdx.x];  // the next trip's
+#pragma unroll
+        for (int k = 0; k < 64; ++k) acc = fmaf(acc, tile[(threadIdx.x + k) % 256], 1.0f);
+        __syncthreads();
+    }
+    out[threadIdx.x] = acc;
+}
+__global__ void at_once(const float *a, float *out, int steps) {
+    float acc = 0.0f;
+    for (int s = 0; s < steps; ++s) acc = fmaf(acc, 0.5f, a[s * 256 + threadIdx.x]);
+    out[threadIdx.x] = acc;
+}
+"""
+
+
+def test_a_load_for_the_next_trip_is_waited_for_a_loop_body_later():
+    assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
+    cubin = cudakit.compile(AHEAD_KERNELS, options=["-O3"]).cubin
+    ahead = global_waits(cubin, "_Z5aheadPKfPfi").distances
+    at_once = global_waits(cubin, "_Z7at_oncePKfPfi").distances
+    # ptxas issues the next trip's load among the multiply-adds, 52 instructions (nvcc
+    # 13.0) before the store at the top of the next trip waits for it
+    assert ahead and min(ahead) >= 40
+    # an unrolled sum uses its loads a few instructions after the first of them
+    assert at_once and max(at_once) < 16
+
+
+def test_a_block_in_step_hides_the_loads_issued_a_body_ahead():
+    d = load("H100")
+    traffic = Traffic(l2_read_requests=64 * 100, l2_read_bytes=64 * 100 * 128,
+                      global_lines=64 * 100)
+    x = Launch(classes={"fp32": 64 * 100 * 600, "barrier": 64 * 200}, issued=64 * 100 * 640,
+               cycles=64 * 100 * 640, warps=64, periods=64 * 100, shared_periods=0,
+               chain_periods=100, chain_shared_periods=0, blocks=8, warps_per_block=8,
+               blocks_per_sm=1, traffic=traffic)
+    plain, _ = hong_kim(x, d, 8)
+    load_ = period_wait(x, d)
+    # the loads come back 640 instructions, at least 640 cycles, after they issued
+    far = Launch(**{**vars(x), "loads_ahead": GlobalWaits((640,))})
+    assert step_waits(far, d)[1] == pytest.approx(100 * load_)
+    assert hong_kim(far, d, 8)[0] == pytest.approx(plain - 100 * load_)
+    # used at once: nothing hidden; 100 instructions later: 100 cycles of each wait
+    near = Launch(**{**vars(x), "loads_ahead": GlobalWaits((0,))})
+    assert hong_kim(near, d, 8)[0] == pytest.approx(plain)
+    some = Launch(**{**vars(x), "loads_ahead": GlobalWaits((100,))})
+    assert hong_kim(some, d, 8)[0] == pytest.approx(plain - 100 * 100)
+
+
+def test_a_block_in_step_hides_a_load_behind_its_own_instructions_as_measured():
+    """``benchmarks/ahead_probe.py`` on an H200 (the H100's SM): a load, D independent FMAs,
+    the wait, two barriers; n warps per scheduler. A trip takes max(L - d, 0) + n x D cycles
+    (L: the trip without FMAs, d: ptxas's distance from the load to its wait), the rule of
+    ``step_waits``: the warp's own instructions hide the latency, the other warps' turns do
+    not (with them, n x d cycles would hide it: a third off at 8 warps and D = 32)."""
+    from benchmarks.ahead_probe import STORED, sass_distances
+
+    stored = json.loads(STORED.read_text())
+    clock = stored["sm_clock_khz"] * 1e3
+    cycles = {(r["warps"], r["fmas"]): r["ms"] * 1e-3 * clock / stored["trips"]
+              for r in stored["rows"]}
+    distance = sass_distances()
+    for (warps, fmas), measured in cycles.items():
+        if fmas > 256:  # ptxas moves the load of the longest trip later (380 of 512)
+            continue
+        n, latency = warps // 4, cycles[warps, 0]
+        own = GlobalWaits((distance[fmas],)).exposed(latency, 1.0) * latency + n * fmas
+        assert own == pytest.approx(measured, rel=0.05), (warps, fmas)
+    turns = GlobalWaits((distance[32],)).exposed(cycles[32, 0], 8.0) * cycles[32, 0] + 8 * 32
+    assert turns < 0.75 * cycles[32, 32]
