@@ -21,12 +21,11 @@ Written by hand: no library measures this.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 from pathlib import Path
 
-from benchmarks.common import open_text
+from benchmarks.common import open_text, probe_main
 
 STORED = Path(__file__).parent / "fixtures" / "h200_ahead_probe.json"
 WARPS = (4, 8, 16, 32)  # per block, one block per SM: 1, 2, 4, 8 warps per scheduler
@@ -128,15 +127,14 @@ def table(stored: dict, distances: dict[int, int] | None = None) -> str:
     return "\n".join(out)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--record", metavar="JSON", help="run the probe on this GPU")
-    args = parser.parse_args(argv)
-    if args.record:
-        record(Path(args.record))
-        return
+def show() -> None:
+    """The stored run as a table, with ptxas's distances compiled here."""
     with open_text(STORED) as f:
         print(table(json.load(f), sass_distances()))
+
+
+def main(argv=None) -> None:
+    probe_main(argv, __doc__, record, show)
 
 
 if __name__ == "__main__":

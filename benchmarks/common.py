@@ -196,9 +196,9 @@ def probe_row(pattern: str, measured: float, p, **extra) -> dict:
 
 
 def probe_main(argv, doc: str, record: Callable[[Path], None], compare: Callable[[], object],
-               header: str) -> None:
-    """A probe's command line: ``--record JSON`` times it on this GPU, else its predictions
-    are printed under the Markdown table ``header`` beside the stored times."""
+               header: str = "") -> None:
+    """A probe's command line: ``--record JSON`` times it on this GPU, else ``compare``
+    prints the stored times (and its predictions under the Markdown table ``header``)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
@@ -207,7 +207,8 @@ def probe_main(argv, doc: str, record: Callable[[Path], None], compare: Callable
     if args.record:
         record(Path(args.record))
     else:
-        print(header)
+        if header:
+            print(header)
         compare()
 
 

@@ -26,12 +26,11 @@ Written by hand: no library measures an SM's loads in flight.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 from pathlib import Path
 
-from benchmarks.common import open_text
+from benchmarks.common import open_text, probe_main
 
 STORED = [Path(__file__).parent / "fixtures" / name
           for name in ("h200_inflight_probe.json", "h200_inflight_footprints.json")]
@@ -181,17 +180,16 @@ def table(stored: dict) -> str:
     return "\n".join(out)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--record", metavar="JSON", help="run the probe on this GPU")
-    args = parser.parse_args(argv)
-    if args.record:
-        record(Path(args.record))
-        return
+def show() -> None:
+    """The stored runs as tables."""
     for path in STORED:
         print(f"\n## {path.name}")
         with open_text(path) as f:
             print(table(json.load(f)))
+
+
+def main(argv=None) -> None:
+    probe_main(argv, __doc__, record, show)
 
 
 if __name__ == "__main__":
