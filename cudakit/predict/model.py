@@ -189,9 +189,11 @@ def step_waits(x: Launch, d, dram: float | None = None) -> tuple[float, float]:
     way while the warp issues them, at least one cycle each, whatever the other warps do;
     a load used a few instructions later is not hidden.
 
-    (Counting ``n`` x the warps per scheduler, the other warps' turns in between, hid lab
-    21's ``heat3d_stream`` loads, used after a barrier in the same trip: -27 % where the H100
-    streams its planes at 0.8 TB/s.)
+    ``benchmarks/ahead_probe.py`` measured this on an H200's SMs: a trip of a load, D
+    independent FMAs and the wait took max(L - d, 0) + n x D cycles with n warps per
+    scheduler, within 3 %. (Counting n x d cycles, the other warps' turns in between, would
+    make such trips up to a third short, and put lab 21's ``heat3d_stream``, whose loads are
+    used after a barrier in the same trip, at -27 %.)
 
     >>> from types import SimpleNamespace as NS
     >>> from cudakit.predict.sass import GlobalWaits
@@ -562,7 +564,7 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
             mem, hidden = step_waits(x, d, dram)
             ahead = (f"; {hidden:.0f} more for global loads issued a median of "
                      f"{statistics.median_low(x.loads_ahead.distances)} instructions before "
-                     f"their use are hidden by the block's work" if hidden > mem / 4 else "")
+                     f"their use hide behind the warp's own work" if hidden > mem / 4 else "")
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
                     f"warp keep the {blocks} resident block{'s' if blocks > 1 else ''} in step: "
                     f"they wait for their loads together ({mem:.0f} cycles per warp"

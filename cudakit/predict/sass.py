@@ -124,6 +124,7 @@ def read_waits(listing: str) -> dict[str, SharedWaits]:
     return out
 
 
+_DEPBAR_BOARD = re.compile(r"\bSB(\d)\b")
 _HIGH_WORD = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
 _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _TARGET = re.compile(r"`\((\.L_x_\d+)\)")
@@ -285,7 +286,10 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
         for start, end in loops or [(0, len(instructions) - 1)]:
             pending: dict[int, int] = {}  # scoreboard -> position of its first load
             for position in range(passes * (end - start + 1)):
-                *_, opcode, sets, waits = instructions[start + position % (end - start + 1)]
+                _, operands, _, _, opcode, sets, waits = \
+                    instructions[start + position % (end - start + 1)]
+                if opcode.startswith("DEPBAR"):  # DEPBAR.LE SBn, k: a wait on scoreboard n
+                    waits |= sum(1 << int(b) for b in _DEPBAR_BOARD.findall(operands))
                 for board in [b for b in pending if waits >> b & 1]:
                     first = pending.pop(board)
                     if position >= (passes - 1) * (end - start + 1):

@@ -23,6 +23,7 @@ from cudakit.predict.sass import (
     global_waits,
     nvdisasm_path,
     read_conflicts,
+    read_global_waits,
     read_stalls,
     read_waits,
     shared_waits,
@@ -389,3 +390,15 @@ def test_a_block_in_step_hides_a_load_behind_its_own_instructions_as_measured():
         assert own == pytest.approx(measured, rel=0.05), (warps, fmas)
     turns = GlobalWaits((distance[32],)).exposed(cycles[32, 0], 8.0) * cycles[32, 0] + 8 * 32
     assert turns < 0.75 * cycles[32, 32]
+
+
+def test_a_depbar_on_the_loads_scoreboard_is_their_wait():
+    def line(address: int, text: str, high: int) -> str:
+        return f"  /*{address:04x}*/  {text} ;  /* 0x0000000000000000 */\n" \
+               f"                                  /* 0x{high:016x} */\n"
+
+    sets_sb0, plain = 0x000e220000000000, 0x000fe20000000000  # LDG sets SB0; no wait
+    text = (".text._Z1kPf:\n.L_x_0:\n" + line(0, "LDG.E R2, desc[UR4][R4.64]", sets_sb0)
+            + line(16, "FADD R3, R3, 1", plain) + line(32, "DEPBAR.LE SB0, 0x0", plain)
+            + line(48, "FADD R5, R2, R3", plain) + line(64, "BRA `(.L_x_0)", plain))
+    assert read_global_waits(text)["_Z1kPf"].distances == (2,)
