@@ -10,7 +10,7 @@ The loads read 8 MiB that the warm-up launch leaves in the L2, one 128-byte line
 load. Two rules for the cycles of a trip with n = W / 4 warps per scheduler:
 
 * the warp's own instructions hide the latency L: ``max(L - D, 0) + n x D``
-  (:func:`cudakit.predict.model.step_waits`);
+  (:func:`cudakit.predict.model.hidden_waits`);
 * the other warps' turns hide it as well: ``max(L - n x D, 0) + n x D``.
 
 Printed beside each row: ptxas's distance from the load to its wait, read from the SASS

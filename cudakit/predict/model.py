@@ -181,10 +181,10 @@ def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, flo
     return waits, barriers, load
 
 
-def step_waits(x: Launch, d, dram: float | None = None) -> tuple[float, float]:
-    """The waits per warp of a block in lockstep (:func:`_latency`) less the global waits
-    that the warp's own instructions hide, and those hidden cycles. A load that ptxas
-    issues ``n`` instructions before its first use (``x.loads_ahead``: as in lab 12's
+def hidden_waits(x: Launch, load: float) -> float:
+    """Cycles per warp of a block in lockstep's global waits (``x.chain_periods`` of
+    ``load`` cycles each) that the warp's own instructions hide. A load that ptxas issues
+    ``n`` instructions before its first use (``x.loads_ahead``: as in lab 12's
     double-buffered matmuls, the next trip's tiles loaded before this trip's work) is on its
     way while the warp issues them, at least one cycle each, whatever the other warps do;
     a load used a few instructions later is not hidden.
@@ -197,19 +197,13 @@ def step_waits(x: Launch, d, dram: float | None = None) -> tuple[float, float]:
 
     >>> from types import SimpleNamespace as NS
     >>> from cudakit.predict.sass import GlobalWaits
-    >>> d = NS(l1_latency_cycles=40, l2_latency_cycles=300, dram_latency_cycles=700,
-    ...        barrier_cycles=20, shared_latency_cycles=30, figures={})
-    >>> t = NS(l2_read_requests=10, l2_read_bytes=320, dram_read_bytes=0)
-    >>> x = NS(periods=10, traffic=t, classes={"barrier": 10}, warps=1, chain_periods=10,
-    ...        chain_shared_periods=0, schedule=None, loads_ahead=GlobalWaits((150,)))
-    >>> step_waits(x, d)  # 10 waits of 300 cycles, each after 150 instructions
-    (1700.0, 1500.0)
+    >>> x = NS(chain_periods=10, loads_ahead=GlobalWaits((150,)))
+    >>> hidden_waits(x, load=300.0)  # 10 waits of 300 cycles, each after 150 instructions
+    1500.0
     """
-    mem, _, load = _latency(x, d, dram)
     if x.loads_ahead is None:
-        return mem, 0.0
-    hidden = x.chain_periods * load * (1.0 - x.loads_ahead.exposed(load, 1.0))
-    return mem - hidden, hidden
+        return 0.0
+    return x.chain_periods * load * (1.0 - x.loads_ahead.exposed(load, 1.0))
 
 
 def period_wait(x: Launch, d, dram: float | None = None) -> float:
@@ -348,9 +342,9 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # here, as if the other blocks filled its waits, left lab 12's register-tiled matmuls
         # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
         # Compute shows them issuing in 65-83 % of the slots.) Global loads issued well
-        # before their use come back while the warp issues (:func:`step_waits`).
+        # before their use come back while the warp issues (:func:`hidden_waits`).
         block = max(comp * warps, path)
-        waits, _ = step_waits(x, d, dram)
+        waits = mem - hidden_waits(x, load)
         in_phase = waits + block > own
         own = max(own, waits + block)
     if mwp >= warps and cwp >= warps:
@@ -561,7 +555,8 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         w = max(x.warps, 1)
         if bound == "barrier":
             blocks = min(x.blocks_per_sm, math.ceil(x.blocks / d.sm_count))
-            mem, hidden = step_waits(x, d, dram)
+            hidden = hidden_waits(x, load)
+            mem -= hidden
             ahead = (f"; {hidden:.0f} more for global loads issued a median of "
                      f"{statistics.median_low(x.loads_ahead.distances)} instructions before "
                      f"their use hide behind the warp's own work" if hidden > mem / 4 else "")

@@ -15,7 +15,14 @@ import pytest
 import cudakit
 from benchmarks.sass_loads import WAITS, sources
 from cudakit.predict import load
-from cudakit.predict.model import Launch, hong_kim, own_path, period_wait, shared_wait, step_waits
+from cudakit.predict.model import (
+    Launch,
+    hidden_waits,
+    hong_kim,
+    own_path,
+    period_wait,
+    shared_wait,
+)
 from cudakit.predict.sass import (
     GlobalWaits,
     SharedWaits,
@@ -360,7 +367,7 @@ def test_a_block_in_step_hides_the_loads_issued_a_body_ahead():
     load_ = period_wait(x, d)
     # the loads come back 640 instructions, at least 640 cycles, after they issued
     far = Launch(**{**vars(x), "loads_ahead": GlobalWaits((640,))})
-    assert step_waits(far, d)[1] == pytest.approx(100 * load_)
+    assert hidden_waits(far, load_) == pytest.approx(100 * load_)
     assert hong_kim(far, d, 8)[0] == pytest.approx(plain - 100 * load_)
     # used at once: nothing hidden; 100 instructions later: 100 cycles of each wait
     near = Launch(**{**vars(x), "loads_ahead": GlobalWaits((0,))})
@@ -373,7 +380,7 @@ def test_a_block_in_step_hides_a_load_behind_its_own_instructions_as_measured():
     """``benchmarks/ahead_probe.py`` on an H200 (the H100's SM): a load, D independent FMAs,
     the wait, two barriers; n warps per scheduler. A trip takes max(L - d, 0) + n x D cycles
     (L: the trip without FMAs, d: ptxas's distance from the load to its wait), the rule of
-    ``step_waits``: the warp's own instructions hide the latency, the other warps' turns do
+    ``hidden_waits``: the warp's own instructions hide the latency, the other warps' turns do
     not (with them, n x d cycles would hide it: a third off at 8 warps and D = 32)."""
     from benchmarks.ahead_probe import STORED, sass_distances
 
