@@ -106,7 +106,8 @@ def sass_distances() -> dict[int, int]:
 
 def table(stored: dict, distances: dict[int, int] | None = None) -> str:
     """Cycles per trip for each W x D, with the two rules' figures from the trip of D = 0
-    at the same W (the latency, the barriers and the rest of a trip)."""
+    at the same W (the latency, the barriers and the rest of a trip) and ptxas's distance
+    from the load to its wait (``distances``, else D)."""
     clock = stored["sm_clock_khz"] * 1e3
     cycles = {(r["warps"], r["fmas"]): r["ms"] * 1e-3 * clock / stored["trips"]
               for r in stored["rows"]}
@@ -118,10 +119,11 @@ def table(stored: dict, distances: dict[int, int] | None = None) -> str:
     for d in DISTANCES:
         sass = f" ({distances[d]})" if distances else ""
         cells = []
+        ahead = distances[d] if distances else d  # ptxas's distance, else D
         for w in WARPS:
             n, base = w // 4, cycles[w, 0]
-            own = max(base - d, 0) + n * d
-            turns = max(base - n * d, 0) + n * d
+            own = max(base - ahead, 0) + n * d
+            turns = max(base - n * ahead, 0) + n * d
             cells.append(f"{cycles[w, d]:.0f} ({own:.0f} / {turns:.0f})")
         out.append(f"| {d}{sass} | " + " | ".join(cells) + " |")
     return "\n".join(out)

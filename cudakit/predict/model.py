@@ -191,8 +191,8 @@ def hidden_waits(x: Launch, load: float) -> float:
 
     ``benchmarks/ahead_probe.py`` measured this on an H200's SMs: a trip of a load, D
     independent FMAs and the wait took max(L - d, 0) + n x D cycles with n warps per
-    scheduler, within 3 %. (Counting n x d cycles, the other warps' turns in between, would
-    make such trips up to a third short, and put lab 21's ``heat3d_stream``, whose loads are
+    scheduler, within 4 %. (Counting n x d cycles, the other warps' turns in between, would
+    make such trips up to half short, and put lab 21's ``heat3d_stream``, whose loads are
     used after a barrier in the same trip, at -27 %.)
 
     >>> from types import SimpleNamespace as NS
