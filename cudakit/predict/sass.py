@@ -1,7 +1,8 @@
 """How long a warp waits for its shared-memory loads, after each instruction, and for its
-register banks, from the schedule and the registers ptxas chose: the SASS of the kernel's
-cubin, read with ``nvdisasm -hex`` (:func:`read_waits`, :func:`read_stalls`,
-:func:`read_conflicts`).
+register banks, and how far ahead of their use it issues its global loads, from the schedule
+and the registers ptxas chose: the SASS of the kernel's cubin, read with ``nvdisasm -hex``
+(:func:`read_waits`, :func:`read_stalls`, :func:`read_conflicts`,
+:func:`read_global_waits`).
 
 The emulator runs PTX, where each step of an unrolled loop loads from shared memory just
 before the multiply-adds that use the values. ptxas moves some of these loads into the
