@@ -125,7 +125,18 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     # the same launch always gets the same sample (whether its module was decoded before)
     seconds = min(SECONDS, max(SECONDS / 2, BUDGET - DECODE_SECONDS * body)) - \
         PAIRS_SECONDS * bool(probe)
-    sample = run_sample(function, values, grid3, block3, int(shared), seconds=seconds)
+    threads = block3[0] * block3[1] * block3[2]
+    try:  # the blocks resident at once, which the sample's runs are laid out for
+        wave = dev.sm_count * _occupancy(dev, info, threads, int(shared)).active_blocks_per_sm
+    except LaunchError:  # a launch shape the emulator refuses, naming the dimension
+        wave = 0
+    sample = run_sample(function, values, grid3, block3, int(shared), seconds=seconds,
+                        wave=wave)
+    o = _occupancy(dev, info, threads, int(shared))
+    if o.active_blocks_per_sm < 1:
+        raise LaunchError(f"this launch cannot run on the {dev.key}: no block fits on an SM "
+                          f"(limited by {o.limiter})")
+    resident = o.active_blocks_per_sm
     reading.join()
     loop_bytes, instructions = code_size(cubin, mangled) or (0, 0)
     fetch = fetch_cycles(loop_bytes, dev)
@@ -133,12 +144,6 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         fetch = max(fetch, paired_fetch(function, values, grid3, block3, int(shared), dev,
                                         loop_sizes(function, instructions), probe,
                                         PAIRS_SECONDS))
-    threads = block3[0] * block3[1] * block3[2]
-    o = _occupancy(dev, info, threads, int(shared))
-    if o.active_blocks_per_sm < 1:
-        raise LaunchError(f"this launch cannot run on the {dev.key}: no block fits on an SM "
-                          f"(limited by {o.limiter})")
-    resident = o.active_blocks_per_sm
     # L1 is shared by the blocks resident together: at most the occupancy limit, fewer when
     # the grid has fewer blocks per SM than that
     together = min(resident, -(-sample.total_blocks // dev.sm_count))

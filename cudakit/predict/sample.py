@@ -3,8 +3,8 @@ counter on.
 
 A full-size launch (a 2^26-element reduction, a 4096^3 SGEMM) is far too long to emulate in
 full, and its blocks mostly do the same work, so the model emulates runs of consecutive
-blocks spread over the grid (the first and the last, then the middle, the quarters, ...)
-and scales what they did by total / sampled blocks. Runs of neighbours, rather than single
+blocks, one in each of as many equal parts of the grid (so that each stands for as many
+blocks as the others), and scales what they did by total / sampled blocks. Runs of neighbours, rather than single
 blocks, keep the sharing between neighbouring blocks (halos, tiles of one row) that the
 cache model needs. Sampling stops at a thread budget or a time budget, whichever comes
 first (time counted by the emulator's work, :mod:`.work`, so that a busy machine samples
@@ -25,7 +25,7 @@ on a little longer, then stops: what it did is then a lower bound, and the predi
 Hand-written: sampling a GPU launch by blocks is specific to this emulator.
 
 >>> plan_runs(100, 10, runs=4)
-[(0, 10), (90, 10), (40, 10), (20, 10)]
+[(9, 10), (53, 10), (37, 10), (82, 10)]
 >>> plan_runs(5, 10)
 [(0, 5)]
 """
@@ -173,37 +173,36 @@ class _Sectors:
         return max(self.rows / ROWS, self.sectors / SECTORS)
 
 
-def plan_runs(nblocks: int, per_run: int, runs: int = RUNS, row: int = 0) -> list[tuple[int, int]]:
-    """Up to ``runs`` runs of ``per_run`` consecutive blocks: first, last, then by halving.
+def plan_runs(nblocks: int, per_run: int, runs: int = RUNS) -> list[tuple[int, int]]:
+    """Up to ``runs`` runs of ``per_run`` consecutive blocks, one in each of as many equal
+    parts of the grid, in an order whose every prefix spreads over the grid (the parts'
+    bit-reversed order: the first half of the runs lands in every other part).
 
-    ``row``: blocks in a row of a 2-D grid. Halving the grid lands every run at the start of
-    a row (the left edge of an image) when the row length is a power of two; the runs between
-    the first and the last keep their rows but move along them, each by the golden ratio's
-    next multiple of the row, so that the sample spans the columns too (runs that would
-    overlap stay where halving put them).
+    Each run stands for as many blocks as the others, so that total / sampled blocks scales
+    the sample without bias: an edge row of the grid (a stencil's last row, which writes half
+    as much) weighs in the sample what it weighs in the grid. (Runs at the first and the
+    last block, then by halving, gave lab 21's ``heat2d_vec4`` its last row as a sixteenth of
+    the sample where it is a 2048th of the grid: 3 % of its stores missing.) Within its part
+    each run starts at the golden ratio's next multiple of the part's length: the middles of
+    the parts of a power-of-two grid fall on the starts of its rows and planes (the left edge
+    of an image, a 3-D stencil's boundary planes), these spread over the rows and columns.
 
-    >>> plan_runs(64 * 64, 8, runs=4, row=64)
-    [(0, 8), (4088, 8), (2019, 8), (973, 8)]
+    >>> plan_runs(100, 10, runs=4)
+    [(9, 10), (53, 10), (37, 10), (82, 10)]
     """
     if nblocks <= per_run * 2:
         return [(0, nblocks)]
-    slots = max(1, nblocks // per_run)
-    order = [0, slots - 1]
-    step = slots - 1
-    while len(order) < min(runs, slots) and step > 1:
-        order += [k for k in range(step // 2, slots, step) if k not in order]
-        step //= 2
-    order = list(dict.fromkeys(order))[:min(runs, slots)]
-    plan = [(nblocks - per_run if k == slots - 1 else k * per_run, per_run) for k in order]
-    if row <= per_run:
-        return plan
-    moved = plan[:2]
-    for i, (first, count) in enumerate(plan[2:], start=1):
-        column = round((i * GOLDEN) % 1.0 * (row - count))
-        start = min(first // row * row + column, nblocks - count)
-        clear = all(start + count <= f or f + c <= start for f, c in moved)
-        moved.append((start, count) if clear else (first, count))
-    return moved
+    count = max(1, min(runs, nblocks // per_run))
+    part = nblocks / count
+    bits = max(count - 1, 1).bit_length()
+    order = [k for k in sorted(range(1 << bits), key=lambda k: _reversed(k, bits)) if k < count]
+    return [(min(int(k * part + ((i + 1) * GOLDEN) % 1.0 * (part - per_run)), nblocks - per_run),
+             per_run) for i, k in enumerate(order)]
+
+
+def _reversed(k: int, bits: int) -> int:
+    """``k``'s lowest ``bits`` bits in reverse order (0b001 -> 0b100 for 3 bits)."""
+    return int(format(k, f"0{bits}b")[::-1], 2)
 
 
 #: the golden ratio's fractional part: its multiples spread evenly over [0, 1)
@@ -223,7 +222,8 @@ class Sample:
     #: False: a block stopped unfinished, and no loop told how far it had got (a lower bound)
     finished: bool = True
     # runs that belong together for the cache model: a run and the same blocks one row of
-    # the grid further (its neighbours in y), first the run itself
+    # the grid further (its neighbours in y) and, in a 3-D grid, one plane further (in z),
+    # first the run itself
     groups: list[list[tuple[int, int]]] | None = None
 
     @property
@@ -249,12 +249,14 @@ def _merged(runs) -> list[tuple[int, int]]:
 
 
 def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
-               seconds: float = SECONDS) -> Sample:
+               seconds: float = SECONDS, wave: int = 0) -> Sample:
     """Emulate a sample of ``function``'s blocks (an emulator function) with its arguments.
 
     The first block runs alone and is timed; the sample then takes as many more blocks as
     the thread budget and the time left allow (a batch of blocks costs about as much as one
-    block until some thousands of lanes), spread over the grid, in one launch.
+    block until some thousands of lanes), spread over the grid, in one launch. ``wave``:
+    the blocks resident on the GPU at once; where they span a plane of a 3-D grid, each run
+    comes with its neighbours in z as well as in y (for the cache model).
     """
     nblocks = grid[0] * grid[1] * grid[2]
     tpb = block[0] * block[1] * block[2]
@@ -303,16 +305,18 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
         groups = [[(1, nblocks - 1)]] if nblocks > 1 else []
     elif more:
         row = grid[0] if nblocks > grid[0] else 0  # blocks of one grid row, if there are more
-        pair = 2 if row else 1  # each run with its neighbours one row below
-        per_run = max(1, (more + 1) // RUNS // pair)
-        runs = plan_runs(nblocks, per_run, runs=max(1, (more + 1) // (per_run * pair)),
-                         row=row)
+        plane = grid[0] * grid[1] if grid[2] > 1 and wave >= grid[0] * grid[1] else 0
+        group = 1 + bool(row) + bool(plane)  # each run with its neighbours in y and z
+        per_run = max(1, more // RUNS // group)  # (the first block ran already)
+        if plane:  # runs within a row, so that each has its neighbours in y as well as in z
+            per_run = min(per_run, row)
+        runs = plan_runs(nblocks, per_run, runs=max(1, more // (per_run * group)))
         runs = [(max(f, 1), c - (1 if f == 0 else 0)) for f, c in runs if (f, c) != (0, 1)]
         taken = [(0, 1), *runs]
         for f, c in runs:
             if c <= 0:
                 continue
-            extra = [(g, n) for g, n in below(f, c, row, nblocks)
+            extra = [(g, n) for g, n in beside(f, c, row, plane, nblocks)
                      if all(g + n <= t or t + m <= g for t, m in taken)]
             taken += extra
             groups.append([(f, c), *extra])
@@ -330,15 +334,20 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     return Sample(trace, counter, done, nblocks, clock(), groups=together)
 
 
-def below(first: int, count: int, row: int, nblocks: int) -> list[tuple[int, int]]:
-    """The run one grid row after ``(first, count)`` (or before it, at the grid's end), when
-    the grid has more than one row and the run stays clear of its own blocks.
+def beside(first: int, count: int, row: int, plane: int, nblocks: int) -> list[tuple[int, int]]:
+    """The runs of the same blocks one grid row further and one plane further (``row``,
+    ``plane``: their blocks; 0: the grid has only one), each after ``(first, count)`` or, at
+    the grid's end, before it; none that would hold its own blocks.
 
-    >>> below(0, 4, 64, 256), below(250, 4, 64, 256), below(0, 4, 0, 256)
+    >>> beside(0, 4, 64, 0, 256), beside(250, 4, 64, 0, 256), beside(0, 4, 0, 0, 256)
     ([(64, 4)], [(186, 4)], [])
+    >>> beside(8, 2, 4, 32, 128)  # in y and in z
+    [(12, 2), (40, 2)]
     """
-    if not row or count > row:
-        return []
-    if first + row + count <= nblocks:
-        return [(first + row, count)]
-    return [(first - row, count)] if first >= row else []
+    out = []
+    for step in (row, plane):
+        if step and count <= step:
+            start = first + step if first + step + count <= nblocks else first - step
+            if start >= 0:
+                out.append((start, count))
+    return out

@@ -33,8 +33,9 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    L2; data reused by a later wave was evicted in between). The wave's working set follows
    how the sample's runs of neighbouring blocks grow: the sectors a run adds per block, times
    the blocks of a wave, plus what a run needs beyond that (a stencil's last halo), fitted on
-   each run with the same blocks one grid row below (or, in a grid of one row, on the run and
-   its first half: :func:`_run_growth`).
+   each run with the same blocks one grid row below (and, where a wave spans a plane of a
+   3-D grid, one plane below), or, in a grid of one row, on the run and its first half
+   (:func:`_run_growth`).
 3b. **L2 share of a block**: the blocks resident together (a wave, or the whole grid when
    it is smaller) share the L2, so each holds about L2 / (blocks resident). When a block's
    own footprint (sectors it reads and writes) is larger, its re-reads that L1 missed and
@@ -643,34 +644,49 @@ def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, pairs: float, share: 
     return reuses * (1.0 - min(served, 1.0))
 
 
-def _run_growth(groups, blocks: np.ndarray, sectors: np.ndarray) -> tuple[float, float]:
+def _run_growth(groups, blocks: np.ndarray, sectors: np.ndarray,
+                reach: int) -> tuple[float, float]:
     """How the distinct sectors of neighbouring blocks grow with their number:
     ``(ends, per_block)`` such that ``ends + per_block * n`` sectors serve ``n`` blocks.
 
     Fitted on the sample's groups (:class:`~cudakit.predict.sample.Sample`): a run of
-    consecutive blocks with the run one grid row below it, against the run alone (a lone run:
-    against its first half). Blocks of a stencil share their halos with the next row of
-    blocks, so a wave of many rows needs little more than its own rows (``per_block``) plus
-    one halo (``ends``), not a lone block's sectors times its blocks.
+    consecutive blocks with the same blocks one grid row further and, in a 3-D grid whose
+    waves of ``reach`` blocks span a plane, one plane further. Blocks of a stencil share
+    their halos with their neighbours, so a wave of many rows needs little more than its own
+    rows plus one halo (``ends``), not a lone block's sectors times its blocks: a block adds
+    its sectors less those its neighbour in y shares (``per_block``), and, where a wave
+    spans planes, less those its neighbour in z shares too (a 3-D stencil's wave of whole
+    planes adds one plane per plane of blocks: the planes above and below, and the rows
+    beside, are its neighbours' too). (A lone run: against its first half.)
 
-    >>> _run_growth([[(0, 2), (4, 2)]], np.array([0, 1, 4, 5]), np.array([0, 1, 1, 2]))
+    >>> _run_growth([[(0, 2), (4, 2)]], np.array([0, 1, 4, 5]), np.array([0, 1, 1, 2]), 8)
     (1.0, 0.5)
     """
-    whole = first = 0.0
-    total = firsts = 0
+    whole = own = shared = 0.0
+    total = blocks_own = 0
+    # (a lone block, the sample's first, has no neighbour to grow against)
+    groups = [g for g in groups if len(g) > 1 or g[0][1] > 1] or groups
     for group in groups:
-        runs = group if len(group) > 1 else [(group[0][0], group[0][1] // 2),
-                                             (group[0][0] + group[0][1] // 2,
-                                              group[0][1] - group[0][1] // 2)]
+        if len(group) > 1:
+            start = group[0][0]
+            runs = [group[0], *([run for run in group[1:] if abs(run[0] - start) <= reach]
+                                or group[1:2])]
+        else:
+            runs = [(group[0][0], group[0][1] // 2),
+                    (group[0][0] + group[0][1] // 2, group[0][1] - group[0][1] // 2)]
         inside = [(blocks >= f) & (blocks < f + c) for f, c in runs]
-        mine = np.logical_or.reduce(inside)
-        whole += distinct(sectors[mine]).size
-        first += distinct(sectors[inside[0]]).size
+        first = distinct(sectors[inside[0]]).size
+        whole += distinct(sectors[np.logical_or.reduce(inside)]).size
+        own += first
+        blocks_own += runs[0][1]
+        for near, (_, count) in zip(inside[1:], runs[1:], strict=True):
+            # the neighbours' sectors the run also reads, per neighbouring block
+            both = distinct(sectors[inside[0] | near]).size
+            shared += (first + distinct(sectors[near]).size - both) / count
         total += sum(c for _, c in runs)
-        firsts += runs[0][1]
     per_block = whole / max(total, 1)
-    if total > firsts:
-        per_block = min(max((whole - first) / (total - firsts), 0.0), per_block)
+    if blocks_own:
+        per_block = min(max(own / blocks_own - shared / len(groups), 0.0), per_block)
     return max(whole - per_block * total, 0.0) / max(len(groups), 1), per_block
 
 
@@ -794,7 +810,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     # the reads DRAM can serve: not of sectors the launch wrote first (rule 2)
     fetched = ~np.isin(ld_sectors, written_first(sample.trace.accesses))
     ends, per_extra = _run_growth(sample.groups or [[run] for run in sample.runs],
-                                   ld_blocks[fetched], ld_sectors[fetched])
+                                   ld_blocks[fetched], ld_sectors[fetched], blocks_per_wave)
     # rule 1: L1 hits of a block's re-reads, near ones and the part of far ones that fits
     footprint_block = per_block / sampled * SECTOR
     rereads = max(t.global_load_sectors - per_block, 0.0)

@@ -74,6 +74,11 @@ __global__ void gather(const float *src, const int *index, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = src[index[i]];
 }
+__global__ void half_last_row(float *out) {  // the grid's last row of blocks stores half
+    float *o = out + (size_t)(blockIdx.y * gridDim.x + blockIdx.x) * 64;
+    o[threadIdx.x] = 1.0f;
+    if (blockIdx.y + 1 < gridDim.y) o[32 + threadIdx.x] = 2.0f;
+}
 __global__ void copy(const float *a, float *b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) b[i] = a[i];
@@ -83,6 +88,13 @@ __global__ void stencil(const float *u, float *v, int nx, int ny) {
     if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1)
         v[y * nx + x] = 0.5f * u[y * nx + x] + 0.125f * (u[y * nx + x - 1] + u[y * nx + x + 1]
                         + u[(y - 1) * nx + x] + u[(y + 1) * nx + x]);
+}
+__global__ void stencil3d(const float *u, float *v, int n) {  // 7 points, a block per tile
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z;
+    if (x < 1 || y < 1 || z < 1 || x >= n - 1 || y >= n - 1 || z >= n - 1) return;
+    size_t i = ((size_t)z * n + y) * n + x, p = (size_t)n * n;
+    v[i] = u[i - 1] + u[i + 1] + u[i - n] + u[i + n] + u[i - p] + u[i + p] - 6.0f * u[i];
 }
 __global__ void grid_sum(const float *a, float *out, int n) {
     float s = 0.0f;

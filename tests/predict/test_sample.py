@@ -37,13 +37,40 @@ def test_overlapping_or_outside_runs_are_refused(module):
         f(a, np.int32(256), grid=(8,), block=(32,), blocks=[(7, 2)])
 
 
-@pytest.mark.parametrize("nblocks,per_run,runs", [(1000, 7, 8), (64, 4, 8), (9, 4, 8),
-                                                  (100000, 1, 8), (33, 16, 2)])
-def test_runs_cover_first_and_last_block_without_overlap(nblocks, per_run, runs):
+@pytest.mark.parametrize("nblocks,per_run,runs", [
+    (1000, 7, 8), (64, 4, 8), (9, 4, 8), (100000, 1, 8), (33, 16, 2), (64 * 2048, 64, 8),
+    (256 * 256, 16, 8), (63 * 63, 5, 8), (4 * 256 * 512, 5, 8)])
+def test_each_run_stands_for_an_equal_part_of_the_grid(nblocks, per_run, runs):
     plan = plan_runs(nblocks, per_run, runs)
     ids = [b for first, count in plan for b in range(first, first + count)]
-    assert len(ids) == len(set(ids)) and 0 in ids and nblocks - 1 in ids
-    assert all(0 <= b < nblocks for b in ids) and len(plan) <= runs
+    assert len(ids) == len(set(ids)) and all(0 <= b < nblocks for b in ids)
+    assert len(plan) <= runs
+    # one run in each of len(plan) equal parts of the grid: total / sampled blocks is the
+    # weight of every run, edge rows included
+    part = nblocks / len(plan)
+    homes = sorted(int((first + count / 2) // part) for first, count in plan)
+    assert homes == list(range(len(plan)))
+    # not all at the same place in their parts (the parts of a power-of-two grid start
+    # rows and planes: a stencil's boundary)
+    if len(plan) > 2:
+        assert len({round((first % part) / part, 2) for first, _ in plan}) > 2
+    # and the first half of the runs already spreads over the grid
+    if len(plan) >= 4:
+        half = sorted(int((f + c / 2) // part) for f, c in plan[:len(plan) // 2])
+        assert all(b - a >= 2 for a, b in zip(half, half[1:])), half
+
+
+def test_a_stencils_short_last_row_weighs_what_it_weighs_in_the_grid(module):
+    # 64 blocks a row, 256 rows; the last row of blocks stores half of what the others
+    # store. Sampled stores scaled by total / sampled blocks match the full launch's.
+    f = module.get_function("half_last_row")
+    out = emu.mem_alloc(64 * 256 * 64 * 4)
+    grid, block = (64, 256, 1), (32, 1, 1)
+    sampled = run_sample(f, [out], grid, block, 0, threads=4096)
+    full = 64 * 255 * 2 + 64 * 1
+    assert sampled.sampled_blocks < 200
+    got = sampled.counter.classes["st.global"] * sampled.scale
+    assert got == pytest.approx(full, rel=0.01)
 
 
 def test_sampled_counts_match_the_full_launch(module):
@@ -209,6 +236,24 @@ def test_a_grid_stride_loop_nvvm_unrolled_is_extrapolated(module):
                         (1, 1, 1), (256, 1, 1), 0, seconds=0.3)
     assert 0 < sample.done < 0.5
     assert sample.counter.classes["st.global"] * sample.scale == pytest.approx(n / 32, rel=0.02)
+
+
+def test_a_wave_of_whole_planes_reads_each_plane_of_a_3d_stencil_once(module):
+    # 64^3 floats (1 MiB) in blocks of 32 x 4 x 1: 2 blocks a row, 32 a plane. A wave of 256
+    # blocks (8 planes) reads its planes and the two beside them; the waves before and after
+    # read those too, and an L2 of 1 MiB keeps them in between. Sampled with each run's
+    # neighbours in y only, a block's planes above and below counted as its own: 3x the reads.
+    n = 64
+    u = emu.to_device(np.random.default_rng(1).random(n ** 3, dtype=np.float32))
+    v = emu.mem_alloc(n ** 3 * 4)
+    f = module.get_function("stencil3d")
+    args, grid, block = [u, v, np.int32(n)], (n // 32, n // 4, n), (32, 4, 1)
+    sampled = run_sample(f, args, grid, block, 0, wave=256)
+    assert sampled.sampled_blocks < 400
+    t = traffic(sampled, grid, [u, v], l1_bytes_per_block=16384, l2_bytes=1 << 20,
+                blocks_per_wave=256)
+    # each plane once, and (rule 3) the two planes beside each of the 8 waves again
+    assert n ** 3 * 4 <= t.dram_read_bytes <= (1 + 2 * 8 / n) * n ** 3 * 4
 
 
 def test_the_trace_stays_within_its_budget_of_sectors_and_accesses(module, monkeypatch):
