@@ -57,7 +57,7 @@ def test_each_run_stands_for_an_equal_part_of_the_grid(nblocks, per_run, runs):
     # and the first half of the runs already spreads over the grid
     if len(plan) >= 4:
         half = sorted(int((f + c / 2) // part) for f, c in plan[:len(plan) // 2])
-        assert all(b - a >= 2 for a, b in zip(half, half[1:])), half
+        assert all(b - a >= 2 for a, b in zip(half, half[1:], strict=False)), half
 
 
 def test_a_stencils_short_last_row_weighs_what_it_weighs_in_the_grid(module):
