@@ -6,9 +6,9 @@ full, and its blocks mostly do the same work, so the model emulates runs of cons
 blocks, one in each of as many equal parts of the grid (so that each stands for as many
 blocks as the others), and scales what they did by total / sampled blocks. Runs of
 neighbours, rather than single blocks, keep the sharing between neighbouring blocks (halos,
-tiles of one row) that the cache model needs. Sampling stops at a thread budget or a time budget, whichever comes
-first (time counted by the emulator's work, :mod:`.work`, so that a busy machine samples
-what an idle one does): no further launch of runs starts when one as long as the longest so
+tiles of one row) that the cache model needs. Sampling stops at a thread budget or a time
+budget, whichever comes first (time counted by the emulator's work, :mod:`.work`, so that
+a busy machine samples what an idle one does): no further launch of runs starts when one as long as the longest so
 far would end past the time budget (a batch whose blocks take different paths, as an
 SGEMM's interior and edge blocks, costs the emulator each path apart), and the sample's
 memory trace is kept within a budget of warp accesses, which the cache model goes through
