@@ -7,12 +7,12 @@ blocks, one in each of as many equal parts of the grid (so that each stands for 
 blocks as the others), and scales what they did by total / sampled blocks. Runs of
 neighbours, rather than single blocks, keep the sharing between neighbouring blocks (halos,
 tiles of one row) that the cache model needs. Sampling stops at a thread budget or a time
-budget, whichever comes first (time counted by the emulator's work, :mod:`.work`, so that
-a busy machine samples what an idle one does): no further launch of runs starts when one as long as the longest so
-far would end past the time budget (a batch whose blocks take different paths, as an
-SGEMM's interior and edge blocks, costs the emulator each path apart), and the sample's
-memory trace is kept within a budget of warp accesses, which the cache model goes through
-several times. A grid within the thread budget runs in full.
+budget, whichever comes first (time counted by the emulator's work, :mod:`.work`, so that a
+busy machine samples what an idle one does): no further launch of runs starts when one as
+long as the longest so far would end past the time budget (a batch whose blocks take
+different paths, as an SGEMM's interior and edge blocks, costs the emulator each path
+apart), and the sample's memory trace is kept within a budget of warp accesses, which the
+cache model goes through several times. A grid within the thread budget runs in full.
 
 A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
 there and extrapolated from the fraction of its loops it completed (:mod:`.progress`). When
