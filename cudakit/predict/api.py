@@ -127,12 +127,12 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         PAIRS_SECONDS * bool(probe)
     threads = block3[0] * block3[1] * block3[2]
     try:  # the blocks resident at once, which the sample's runs are laid out for
-        wave = dev.sm_count * _occupancy(dev, info, threads, int(shared)).active_blocks_per_sm
-    except LaunchError:  # a launch shape the emulator refuses, naming the dimension
-        wave = 0
+        o = _occupancy(dev, info, threads, int(shared))
+    except LaunchError:  # a launch shape the emulator refuses first, naming the dimension
+        o = None
     sample = run_sample(function, values, grid3, block3, int(shared), seconds=seconds,
-                        wave=wave)
-    o = _occupancy(dev, info, threads, int(shared))
+                        wave=dev.sm_count * o.active_blocks_per_sm if o else 0)
+    o = o or _occupancy(dev, info, threads, int(shared))
     if o.active_blocks_per_sm < 1:
         raise LaunchError(f"this launch cannot run on the {dev.key}: no block fits on an SM "
                           f"(limited by {o.limiter})")
