@@ -152,11 +152,10 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     t = traffic(sample, grid3, buffers, l1_bytes_per_block=l1, l2_bytes=dev.l2_bytes,
                 blocks_per_wave=dev.sm_count * resident,
                 aggregated=aggregates_atomics(cubin, mangled))
-    c = sample.counter
-    s = sample.scale
+    c, s = sample.instructions
     classes = {k: v * s for k, v in c.classes.items()}
     slowest, slowest_shared = c.slowest
-    warps = c.warps * sample.total_blocks / sample.sampled_blocks  # not scaled by progress
+    warps = c.warps * s * sample.done  # not scaled by progress
     launch = Launch(classes=classes, issued=c.ops * s, cycles=c.cycles * s, warps=warps,
                     periods=c.periods * s, shared_periods=c.shared_periods * s,
                     chain_periods=slowest / sample.done,
@@ -178,7 +177,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
         "barriers_per_warp": c.classes["barrier"] / max(c.warps, 1) / sample.done,
         "issue_cycles_per_warp": c.cycles / max(c.warps, 1) / sample.done,
         **{k: v for k, v in vars(t).items()},
-        "blocks_sampled": sample.sampled_blocks, "blocks_total": sample.total_blocks,
+        "blocks_sampled": sample.sampled_blocks, "blocks_spread": sample.spread_blocks,
+        "blocks_total": sample.total_blocks,
         "sample_seconds": sample.seconds,
     }
     text = e.explanation

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..analysis import counting
 from ..emu.counts import InstructionCounter
 from ..emu.trace import Trace
@@ -50,6 +52,18 @@ ROWS = 1 << 18
 SECTORS = 1 << 20
 SECONDS = 2.0  # emulation time that no further launch of runs may pass (as far as known)
 RUNS = 8  # runs of consecutive blocks spread over the grid
+#: single blocks spread over the grid whose instructions stand for the grid's, as many as the
+#: time budget allows, at least the first and at most the second: a run and its neighbours
+#: are one place in the grid, and eight places are too few where the blocks' work differs (a
+#: Mandelbrot image's, whose blocks' work has a coefficient of variation of 2: its eight
+#: runs did 0.62 of its mean work; 64, 128 and 256 single blocks 0.73, 0.99 and 0.95)
+SPREAD = (64, 256)
+#: the spread blocks run only where the runs' work per block differs by more than this
+#: factor from place to place (a stencil's corner block does a few percent less than the
+#: rest: no reason to spend time on them); the runs then take up to ``RUNS_SHARE`` of the
+#: time budget, and the single blocks what the runs leave of it
+UNEVEN = 1.25
+RUNS_SHARE = 0.5
 CHEAP = 1024  # lanes: an emulated batch this wide costs about as much as one warp
 PROBE_TIMEOUT = 30.0  # counted seconds a launch of the sample's runs may take (planned: less)
 CUTS = 8  # loops a long block may have cut short
@@ -225,10 +239,22 @@ class Sample:
     # the grid further (its neighbours in y) and, in a 3-D grid, one plane further (in z),
     # first the run itself
     groups: list[list[tuple[int, int]]] | None = None
+    #: the instructions of single blocks spread over the grid (``SPREAD``), if they ran
+    spread: InstructionCounter | None = None
+    spread_blocks: int = 0
 
     @property
     def sampled_blocks(self) -> int:
         return sum(n for _, n in self.runs)
+
+    @property
+    def instructions(self) -> tuple[InstructionCounter, float]:
+        """The counter whose instructions stand for the grid's, and its factor to the
+        launch: the spread blocks' where they ran (the runs' are a few places in the grid),
+        else the runs' (with :attr:`scale`)."""
+        if self.spread is not None:
+            return self.spread, self.total_blocks / self.spread_blocks
+        return self.counter, self.scale
 
     @property
     def scale(self) -> float:
@@ -320,18 +346,88 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
                      if all(g + n <= t or t + m <= g for t, m in taken)]
             taken += extra
             groups.append([(f, c), *extra])
-    ran, together, longest = [], [[(0, 1)]], probe
+    ran, together, longest, until = [], [[(0, 1)]], probe, seconds
+    work = [counter.ops]  # per block: the first block's, then each launch's of runs
     for k in range(0, len(groups), 2):  # two groups per launch, while one more fits the time
-        if ran and clock() + longest > seconds:
+        if ran and clock() + longest > until:
             break
         launch = [run for group in groups[k:k + 2] for run in group]
-        began = clock()
+        began, before = clock(), counter.ops
         emulate(launch)
         longest = max(longest, clock() - began)
+        work.append((counter.ops - before) / sum(c for _, c in launch))
+        if uneven(work):  # the rest of the time to single blocks spread over the grid
+            until = min(until, seconds * RUNS_SHARE)
         ran += launch
         together += groups[k:k + 2]
     done = _merged([(0, 1), *ran])
-    return Sample(trace, counter, done, nblocks, clock(), groups=together)
+    spread, singles = None, 0
+    if uneven(work):
+        # a single block costs as the runs' did, or as the first's if a batch that wide is
+        # not cheaper (and, to be safe, the launch stops at the end of the budget)
+        each = max(probe * pad / CHEAP, (clock() - probe) / max(sum(c for _, c in ran), 1))
+        spread, singles = _spread_counts(function, args, grid, block, shared,
+                                         done if rereads_writes(trace) else [], clock,
+                                         seconds - clock(), each)
+    return Sample(trace, counter, done, nblocks, clock(), groups=together, spread=spread,
+                  spread_blocks=singles)
+
+
+def uneven(work: list[float]) -> bool:
+    """Whether the blocks' work (warp instructions per block, of the first block and of
+    each launch of runs) differs by more than ``UNEVEN`` between places in the grid.
+
+    >>> uneven([100, 104, 98]), uneven([40, 100, 180])
+    (False, True)
+    """
+    return min(work) * UNEVEN < max(work) if len(work) > 1 else False
+
+
+def rereads_writes(trace: Trace) -> bool:
+    """Whether a global sector the traced blocks stored is one they, or others, load: a
+    block run again could then read what it wrote (an in-place update)."""
+    stored, loaded = [], []
+    for a in trace.accesses:
+        if a.space == "global":
+            sectors = np.unique(a.address[a.mask] // 32)
+            (stored if a.op != "ld" else loaded).append(sectors)
+            if a.op == "atom":
+                loaded.append(sectors)
+    if not stored or not loaded:
+        return False
+    return bool(np.intersect1d(np.concatenate(stored), np.concatenate(loaded)).size)
+
+
+def _spread_counts(function, args, grid, block, shared: int, done, clock, left: float,
+                   each: float) -> tuple[InstructionCounter | None, int]:
+    """Emulate single blocks, one in each of as many equal parts of the grid as ``left``
+    seconds of the time budget allow at ``each`` a block (``SPREAD``), in one launch,
+    without a trace; their counter and number, or (None, 0) if fewer than ``SPREAD[0]`` fit,
+    the grid has too few blocks besides, or the launch runs past ``left``. None of them is
+    a block of ``done`` (given where a block run again would read what it wrote: a part
+    that runs cover then has no single block, which weighs them less)."""
+    nblocks = grid[0] * grid[1] * grid[2]
+    parts = min(SPREAD[1], int(left / each) if each > 0 else SPREAD[1])
+    if parts < SPREAD[0] or nblocks < 2 * parts:
+        return None, 0
+    taken = {b for first, count in done for b in range(first, first + count)}
+    singles = []
+    for first, _ in plan_runs(nblocks, 1, runs=parts):
+        free = next((b for b in range(first, min(first + nblocks // parts, nblocks))
+                     if b not in taken), None)
+        if free is not None:
+            singles.append((free, 1))
+            taken.add(free)
+    if len(singles) < SPREAD[0]:
+        return None, 0
+    counter = InstructionCounter()
+    clock.watch(counter)
+    try:
+        function(*args, grid=grid, block=block, shared=shared, counter=counter,
+                 racecheck=False, blocks=sorted(singles), timeout=left, clock=clock)
+    except KernelTimeout:  # slower than the runs told: the runs' counts stand
+        return None, 0
+    return counter, len(singles)
 
 
 def beside(first: int, count: int, row: int, plane: int, nblocks: int) -> list[tuple[int, int]]:

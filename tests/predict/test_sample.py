@@ -9,7 +9,7 @@ import pytest
 from cudakit import LaunchError, emu
 from cudakit.analysis import counting
 from cudakit.predict import sample as sample_module
-from cudakit.predict.sample import plan_runs, run_sample
+from cudakit.predict.sample import plan_runs, rereads_writes, run_sample
 from cudakit.predict.traffic import traffic
 
 from .conftest import SOURCE
@@ -236,6 +236,50 @@ def test_a_grid_stride_loop_nvvm_unrolled_is_extrapolated(module):
                         (1, 1, 1), (256, 1, 1), 0, seconds=0.3)
     assert 0 < sample.done < 0.5
     assert sample.counter.classes["st.global"] * sample.scale == pytest.approx(n / 32, rel=0.02)
+
+
+def _recorded(function, launches: list):
+    """``function``, noting the blocks of each launch made of it."""
+    def launch(*values, **kw):
+        launches.append({k for first, count in kw["blocks"] for k in range(first, first + count)})
+        return function(*values, **kw)
+    return launch
+
+
+def test_single_blocks_spread_over_the_grid_count_uneven_work(module):
+    # 64 x 64 blocks of one warp; the blocks of 8 of the 64 rows loop 20 times longer
+    # (a bright band of an image). The runs of neighbours are a few places in the grid;
+    # the single blocks spread over it count the band's share of the work.
+    k = 50
+    out = emu.mem_alloc(64 * 64 * 32 * 4)
+    sample = run_sample(module.get_function("band"), [out, np.int32(k), np.int32(0)],
+                        (64, 64, 1), (32, 1, 1), 0)
+    assert sample.spread is not None and sample.spread_blocks >= 64
+    assert not rereads_writes(sample.trace)
+    counter, scale = sample.instructions
+    exact = 64 * (56 * k + 8 * 20 * k)  # FMAs, one warp instruction a trip
+    assert counter.classes["fp32"] * scale == pytest.approx(exact, rel=0.05)
+
+
+def test_even_work_spends_no_time_on_spread_blocks(module):
+    n = 1024 * 256
+    a, b = emu.to_device(np.ones(n, np.float32)), emu.mem_alloc(n * 4)
+    launches = []
+    sample = run_sample(_recorded(module.get_function("copy"), launches), [a, b, np.int32(n)],
+                        (1024, 1, 1), (256, 1, 1), 0, threads=2048)
+    assert sample.spread is None and sample.instructions[0] is sample.counter
+    assert set().union(*launches) == {k for first, count in sample.runs
+                                      for k in range(first, first + count)}
+
+
+def test_an_in_place_update_is_not_run_twice_by_the_spread_blocks(module):
+    out = emu.to_device(np.zeros(64 * 64 * 32, np.float32))
+    launches = []
+    sample = run_sample(_recorded(module.get_function("band"), launches),
+                        [out, np.int32(20), np.int32(1)], (64, 64, 1), (32, 1, 1), 0)
+    assert sample.spread is not None and sample.spread_blocks >= 64
+    assert rereads_writes(sample.trace)
+    assert not set().union(*launches[:-1]) & launches[-1]  # the runs', the single blocks'
 
 
 def test_a_wave_of_whole_planes_reads_each_plane_of_a_3d_stencil_once(module):
