@@ -19,7 +19,7 @@ ARGS = [np.zeros(64, np.float32), np.zeros(64, np.float32), np.int32(64)]
 
 
 def test_unknown_device_lists_the_known_ones():
-    with pytest.raises(ArgumentError, match="unknown device 'V100'.*H100, A100, C1060"):
+    with pytest.raises(ArgumentError, match="unknown device 'V100'.*H100, H200, A100, C1060"):
         cudakit.predict(SOURCE, "copy", grid=(1,), block=(64,), args=ARGS, device="V100")
 
 

@@ -200,6 +200,22 @@ def test_other_devices_price_the_same_traffic_with_their_figures():
     assert a100.device == "A100" and a100.ms > moved / 2039e9 * 1e3
 
 
+def test_the_h200_is_the_h100s_sm_with_its_own_measured_memory():
+    # the H200 row: the H100's GH100 SM, its own DRAM and L2, measured there by
+    # benchmarks/microbench.py (devices/h200.measured.json)
+    measured = json.loads((Path(cudakit.predict.__file__).parent / "devices" /
+                           "h200.measured.json").read_text())
+    h100, h200 = cudakit.predict.load("H100"), cudakit.predict.load("H200")
+    assert measured["header"]["device"] == "NVIDIA H200"
+    assert h200.dram_copy_gbs == measured["dram_copy_gbs"] > 1.3 * h100.dram_copy_gbs
+    assert h200.l2_bytes == measured["l2_bytes"] and h200.sm_count == h100.sm_count
+    n = 1 << 24  # 64 MiB each way, past both L2s: the DRAM rates decide
+    times = {d: cudakit.predict(SOURCE, "copy", grid=(n // 256,), block=(256,),
+                                args=copy_args(n), device=d) for d in ("H100", "H200")}
+    assert times["H100"].ms / times["H200"].ms == pytest.approx(
+        h200.dram_copy_gbs / h100.dram_copy_gbs, rel=0.1)
+
+
 def test_copies_over_pcie_and_within_the_device():
     # the formulas (curve or latency + bytes / rate) are checked in test_copies_streams.py;
     # here what holds either way for the H100's own figures
