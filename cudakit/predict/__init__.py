@@ -8,9 +8,10 @@ predicted on a machine without one from the CPU emulator's counts.
 
 ``cudakit.predict(source, name, grid=, block=, args=)`` is this module called as a function;
 ``cudakit.predict.Pointer(array, offset_bytes)`` passes a pointer into an array. Parts:
-``sample`` (which blocks to emulate), ``traffic`` (L1/L2/DRAM cache model), ``model`` (the
-time), ``sequence`` (a region of many operations issued from Python: ``sequence_ms``),
-``replay`` (recorded operations through the model), ``device`` (figures per GPU,
+``sample`` (which blocks to emulate), ``traffic`` (L1/L2/DRAM cache model), ``sass`` (what
+ptxas made of the PTX), ``spills`` (the local-memory traffic of its register spills),
+``model`` (the time), ``sequence`` (a region of many operations issued from Python:
+``sequence_ms``), ``replay`` (recorded operations through the model), ``device`` (figures per GPU,
 ``devices/*.json``), ``result`` (``Prediction``), ``api``, ``stored`` (the labs' H100
 measurements beside their predictions).
 No library predicts GPU time from an emulator's trace, so all of it is written here; the

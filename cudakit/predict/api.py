@@ -39,8 +39,10 @@ from .sass import (
     conflict_cycles,
     global_waits,
     shared_waits,
+    spills,
     stall_cycles,
 )
+from .spills import with_spills
 from .traffic import traffic
 
 __all__ = ["Pointer", "predict", "predict_copy"]
@@ -95,7 +97,8 @@ def _emulator_module(source: str, options: tuple[str, ...]):
 
 def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, args=(),
             shared: int = 0, device: str = "H100") -> Prediction:
-    """Predict the time of one launch on ``device`` (``"H100"``, ``"A100"``, ``"C1060"``).
+    """Predict the time of one launch on ``device`` (``"H100"``, ``"H200"``, ``"A100"``,
+    ``"C1060"``).
 
     Same call as ``cudakit.analyze``: CUDA source text, a compiled module or a ``%%cuda``
     kernel; ``args`` are NumPy arrays (copied to device buffers; the same array object twice
@@ -154,6 +157,10 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                 aggregated=aggregates_atomics(cubin, mangled))
     c, s = sample.instructions
     classes = {k: v * s for k, v in c.classes.items()}
+    if (spilled := spills(cubin, mangled)) is not None:  # ptxas's, not in the PTX run
+        t = with_spills(t, spilled, fp32=classes["fp32"], instructions=c.ops * s,
+                        frame_bytes=info.stack + info.local, threads_per_sm=together * threads,
+                        l1_bytes_per_sm=l1 * together)
     slowest, slowest_shared = c.slowest
     warps = c.warps * s * sample.done  # not scaled by progress
     launch = Launch(classes=classes, issued=c.ops * s, cycles=c.cycles * s, warps=warps,

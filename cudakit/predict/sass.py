@@ -129,6 +129,7 @@ _DEPBAR_BOARD = re.compile(r"\bSB(\d)\b")
 _HIGH_WORD = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
 _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+_SPILL = '(*"SpillRefill"*)'  # nvdisasm's mark on the LDL/STL that ptxas added for spills
 
 
 #: the emulator's instruction class (:mod:`cudakit.emu.counts`) of a SASS opcode (its base,
@@ -153,8 +154,9 @@ _SASS_CLASS = {
 def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
     """Per function of an ``nvdisasm -hex`` listing: its instructions as [class, operands,
     branch target, stall count, opcode, scoreboard the instruction sets when its result is
-    written (7: none), mask of the scoreboards it waits for], and its loops as (first, last)
-    instruction indices, one per backward branch."""
+    written (7: none), mask of the scoreboards it waits for, whether nvdisasm marks it as a
+    register spill or refill], and its loops as (first, last) instruction indices, one per
+    backward branch."""
     functions: dict[str, list] = {}
     labels: dict[tuple[str, str], int] = {}
     name = None
@@ -182,7 +184,7 @@ def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
             target = _TARGET.search(operands)
             kind = _SASS_CLASS.get(opcode.split(".")[0], "int")
             functions[name].append([kind, operands, target.group(1) if target else None, None,
-                                    opcode, 7, 0])
+                                    opcode, 7, 0, _SPILL in line])
     out = {}
     for name, instructions in functions.items():
         loops = [(start, k) for k, instruction in enumerate(instructions)
@@ -194,15 +196,18 @@ def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
 def _loop_instructions(parsed: dict) -> dict[str, list[tuple[str, str, int]]]:
     """Per function of :func:`_parse`'s result, its instructions inside loops (all of them
     when it has none) as (class, operands, stall count), in order."""
-    out = {}
-    for name, (instructions, loops) in parsed.items():
-        inside = np.zeros(len(instructions), bool)
-        for start, end in loops:
-            inside[start:end + 1] = True
-        chosen = [i for i, keep in zip(instructions, inside, strict=True) if keep] \
-            if inside.any() else instructions
-        out[name] = [(kind, operands, stall or 1) for kind, operands, _, stall, *_ in chosen]
-    return out
+    return {name: [(kind, operands, stall or 1)
+                   for kind, operands, _, stall, *_ in _in_loops(instructions, loops)]
+            for name, (instructions, loops) in parsed.items()}
+
+
+def _in_loops(instructions: list, loops: list[tuple[int, int]]) -> list:
+    """The instructions inside ``loops``, in order; all of them when there are none."""
+    inside = np.zeros(len(instructions), bool)
+    for start, end in loops:
+        inside[start:end + 1] = True
+    return [i for i, keep in zip(instructions, inside, strict=True) if keep] \
+        if inside.any() else instructions
 
 
 def read_loop_bytes(listing: str) -> dict[str, int]:
@@ -287,7 +292,7 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
         for start, end in loops or [(0, len(instructions) - 1)]:
             pending: dict[int, int] = {}  # scoreboard -> position of its first load
             for position in range(passes * (end - start + 1)):
-                _, operands, _, _, opcode, sets, waits = \
+                _, operands, _, _, opcode, sets, waits, _ = \
                     instructions[start + position % (end - start + 1)]
                 if opcode.startswith("DEPBAR"):  # DEPBAR.LE SBn, k: a wait on scoreboard n
                     waits |= sum(1 << int(b) for b in _DEPBAR_BOARD.findall(operands))
@@ -298,6 +303,62 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
                 if opcode.split(".")[0] in ("LDG", "LDL") and sets != 7:
                     pending.setdefault(sets, position)
         out[name] = GlobalWaits(tuple(distances))
+    return out
+
+
+@dataclass(frozen=True)
+class Spills:
+    """The register spills of one kernel's loops (all its code when it has none) in its
+    SASS: the 128-byte lines its spill loads and stores touch per warp (a lane's 4, 8 or 16
+    bytes, 32 lanes interleaved), and beside them the ``fp32`` instructions and all the
+    instructions of the same code, by which the emulator's counts (of the PTX, which has no
+    spills: ptxas adds them) scale them."""
+
+    load_lines: int
+    store_lines: int
+    fp32: int
+    instructions: int
+
+    def per(self, fp32: float, instructions: float) -> tuple[float, float]:
+        """The spill load and store lines of a launch that issued ``fp32`` FP32 and
+        ``instructions`` warp instructions in all: in proportion to its FP32 instructions
+        when the spilling code has some (PTX and SASS count those alike), else to all.
+
+        >>> Spills(load_lines=2, store_lines=1, fp32=4, instructions=10).per(400.0, 900.0)
+        (200.0, 100.0)
+        """
+        scale = fp32 / self.fp32 if self.fp32 else instructions / max(self.instructions, 1)
+        return self.load_lines * scale, self.store_lines * scale
+
+
+def read_spills(listing: str) -> dict[str, Spills]:
+    r"""Per function of an ``nvdisasm -hex`` listing that spills registers, its
+    :class:`Spills`.
+
+    >>> listing = (".text._Z1kPf:\n.L_x_0:\n"
+    ...            '  /*0000*/  STL [R1+0x4], R2  (*"SpillRefill"*);  /* 0x0 */\n'
+    ...            "  /*0010*/  FFMA R2, R2, R2, R3 ;  /* 0x0 */\n"
+    ...            '  /*0020*/  LDL.64 R4, [R1+0x8]  (*"SpillRefill"*);  /* 0x0 */\n'
+    ...            "  /*0030*/  BRA `(.L_x_0) ;  /* 0x0 */\n")
+    >>> read_spills(listing)["_Z1kPf"]
+    Spills(load_lines=2, store_lines=1, fp32=1, instructions=4)
+    """
+    return _spills(_parse(listing))
+
+
+def _spills(parsed: dict) -> dict[str, Spills]:
+    out = {}
+    for name, (instructions, loops) in parsed.items():
+        code = _in_loops(instructions, loops)
+        lines = {"LDL": 0, "STL": 0}
+        for *_, opcode, _, _, spill in code:
+            base, *suffix = opcode.split(".")
+            if spill and base in lines:
+                width = max([{"64": 8, "128": 16}.get(x, 4) for x in suffix] or [4])
+                lines[base] += 32 * width // 128
+        if lines["LDL"] or lines["STL"]:
+            out[name] = Spills(lines["LDL"], lines["STL"],
+                               sum(i[0] == "fp32" for i in code), len(code))
     return out
 
 
@@ -457,10 +518,11 @@ def nvdisasm_path() -> str | None:
 def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
                                                      dict[str, bool], dict[str, float],
                                                      dict[str, tuple[int, int]],
-                                                     dict[str, GlobalWaits]]:
+                                                     dict[str, GlobalWaits],
+                                                     dict[str, Spills]]:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}, {}, {}, {}, {}, {}
+        return {}, {}, {}, {}, {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
@@ -469,14 +531,14 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
                                   timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}, {}, {}, {}, {}, {}
+            return {}, {}, {}, {}, {}, {}, {}
     if done.returncode != 0:
-        return {}, {}, {}, {}, {}, {}
+        return {}, {}, {}, {}, {}, {}, {}
     parsed = _parse(done.stdout)  # read once for the stalls, the banks and the loops
     loops = _loop_instructions(parsed)
     sizes = {name: (loop, len(parsed[name][0])) for name, loop in _loop_bytes(parsed).items()}
     return (read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
-            _conflicts(loops), sizes, _global_waits(parsed))
+            _conflicts(loops), sizes, _global_waits(parsed), _spills(parsed))
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
@@ -514,3 +576,9 @@ def global_waits(cubin: bytes, mangled: str) -> GlobalWaits | None:
     """The global waits of kernel ``mangled``'s loops in ``cubin`` (:func:`read_global_waits`),
     or None (no nvdisasm, or no such function)."""
     return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[5].get(mangled)
+
+
+def spills(cubin: bytes, mangled: str) -> Spills | None:
+    """The register spills of kernel ``mangled``'s loops in ``cubin`` (:func:`read_spills`),
+    or None (no spills, no nvdisasm, or no such function)."""
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[6].get(mangled)

@@ -223,6 +223,41 @@ def test_the_microbenchmarks_own_copy_takes_the_time_it_measured(device):
     assert p.ms == pytest.approx(measured, rel=0.04)
 
 
+CHAIN = r"""
+__global__ void chain(const float *x, float *y, int n) {  // lab 01's: 48 values a thread
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float acc[48];
+    #pragma unroll
+    for (int j = 0; j < 48; ++j) acc[j] = x[i] + j;
+    for (int it = 0; it < 16; ++it) {
+        #pragma unroll
+        for (int j = 0; j < 48; ++j) acc[j] = 0.5f * acc[j] + 0.25f * acc[(j + 7) % 48];
+    }
+    float s = 0.0f;
+    #pragma unroll
+    for (int j = 0; j < 48; ++j) s += acc[j];
+    y[i] = s;
+}"""
+
+
+@pytest.mark.skipif(cudakit.predict.sass.nvdisasm_path() is None, reason="needs nvdisasm")
+def test_register_spills_cost_their_local_memory_traffic():
+    # lab 01's chain: the H100 ran it in 0.219 ms, and capped at 32 registers (ptxas spills
+    # 288 B a thread, in the loop) in 2.608 ms (benchmarks/fixtures/h100_lab_launches.jsonl.gz,
+    # cell 24). The PTX the emulator runs has no spills; the SASS does.
+    m = 1 << 22
+    x = np.random.default_rng(2).random(m, dtype=np.float32)
+    args = [x, np.zeros_like(x), np.int32(m)]
+    free = cudakit.load(CHAIN, name="chain_free")["chain"]
+    capped = cudakit.load(CHAIN, ("-maxrregcount=32",), name="chain_capped")["chain"]
+    assert capped.info.spill_stores > 0 and free.info.spill_stores == 0
+    p_free, p_capped = (cudakit.predict(k, grid=(m // 64,), block=(64,), args=args)
+                        for k in (free, capped))
+    assert p_free.counts["local_lines"] == 0 and p_free.ms == pytest.approx(0.219, rel=0.3)
+    assert p_capped.bound == "L2" and p_capped.ms == pytest.approx(2.608, rel=0.3)
+
+
 def test_the_h200_is_the_h100s_sm_with_its_own_measured_memory():
     # the H200 row: the H100's GH100 SM, its own DRAM and L2, measured there by
     # benchmarks/microbench.py (devices/h200.measured.json)
