@@ -13,6 +13,9 @@ long as the longest so far would end past the time budget (a batch whose blocks 
 different paths, as an SGEMM's interior and edge blocks, costs the emulator each path
 apart), and the sample's memory trace is kept within a budget of warp accesses, which the
 cache model goes through several times. A grid within the thread budget runs in full.
+Where the runs' work per block differs from place to place (a Mandelbrot image), the runs
+stop at half the time budget and the rest goes to single blocks, one in each of as many
+equal parts of the grid, run without a trace, whose instructions then stand for the grid's.
 
 A block that takes longer than the time budget on its own (a 4096^3 SGEMM block) is stopped
 there and extrapolated from the fraction of its loops it completed (:mod:`.progress`). When
