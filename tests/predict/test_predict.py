@@ -258,6 +258,38 @@ def test_register_spills_cost_their_local_memory_traffic():
     assert p_capped.bound == "L2" and p_capped.ms == pytest.approx(2.608, rel=0.3)
 
 
+MANY_LIVE = r"""
+__global__ void many_live(const float *x, float *y, int n) {  // lab 04's: no loop left
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    float acc[24];
+    #pragma unroll
+    for (int k = 0; k < 24; ++k) acc[k] = v * (k + 1);
+    #pragma unroll
+    for (int r = 0; r < 16; ++r) {
+        #pragma unroll
+        for (int k = 0; k < 24; ++k) acc[k] = acc[k] * acc[(k + 7) % 24] * 0.5f + 0.25f;
+    }
+    float s = 0.0f;
+    #pragma unroll
+    for (int k = 0; k < 24; ++k) s += acc[k];
+    y[i] = s;
+}"""
+
+
+@pytest.mark.skipif(cudakit.predict.sass.nvdisasm_path() is None, reason="needs nvdisasm")
+def test_spills_in_a_kernel_without_loops_are_counted_in_its_straight_code():
+    # lab 04's many_live capped at 24 registers: unrolled in full, it spills outside any
+    # loop; the H100 ran it in 4.430 ms (0.472 uncapped; the lab recording, cell 18)
+    n = 1 << 24
+    x = np.ones(n, np.float32)
+    capped = cudakit.load(MANY_LIVE, ("-maxrregcount=24",), name="many_capped")["many_live"]
+    p = cudakit.predict(capped, grid=(n // 256,), block=(256,), args=[x, x.copy(), np.int32(n)])
+    assert capped.info.spill_stores > 0 and p.counts["local_lines"] > 0
+    assert p.ms == pytest.approx(4.430, rel=0.3)
+
+
 def test_the_h200_is_the_h100s_sm_with_its_own_measured_memory():
     # the H200 row: the H100's GH100 SM, its own DRAM and L2, measured there by
     # benchmarks/microbench.py (devices/h200.measured.json)
