@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cudakit
+from benchmarks.spill_probe import SOURCE as CHAIN  # lab 01's chain: 48 values a thread
 from cudakit.analysis.analyze import device_args
 from cudakit.predict import Pointer, Prediction
 from cudakit.predict.traffic import written_back
@@ -223,22 +224,7 @@ def test_the_microbenchmarks_own_copy_takes_the_time_it_measured(device):
     assert p.ms == pytest.approx(measured, rel=0.04)
 
 
-CHAIN = r"""
-__global__ void chain(const float *x, float *y, int n) {  // lab 01's: 48 values a thread
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float acc[48];
-    #pragma unroll
-    for (int j = 0; j < 48; ++j) acc[j] = x[i] + j;
-    for (int it = 0; it < 16; ++it) {
-        #pragma unroll
-        for (int j = 0; j < 48; ++j) acc[j] = 0.5f * acc[j] + 0.25f * acc[(j + 7) % 48];
-    }
-    float s = 0.0f;
-    #pragma unroll
-    for (int j = 0; j < 48; ++j) s += acc[j];
-    y[i] = s;
-}"""
+
 
 
 @pytest.mark.skipif(cudakit.predict.sass.nvdisasm_path() is None, reason="needs nvdisasm")
