@@ -70,7 +70,9 @@ Methods, in order:
   ``launch_issue_per_arg_us``: what each parameter adds to it (an 8-parameter kernel called
   with integer addresses, Python ints and float32s); ``kernel_min_us``: one empty
   kernel alone, event time; ``block_launch_per_s``: the rate at which the GPU starts blocks,
-  from one empty kernel of 2^21 blocks of 32 threads less one of a single block.
+  from one empty kernel of 2^21 blocks of 32 threads less one of a single block;
+  ``launch_shapes``: the same 2^21 warps in blocks of 32 to 1024 threads
+  (``{"threads": [...], "us": [...]}``): whether the block rate depends on the block's size.
 - ``barrier_cycles``: 1024 threads, a loop of ``__syncthreads()``; cycles per barrier.
 - ``copy_curves``: microseconds per synchronous copy against its size (256 B to 256 MiB, x4
   apart) for ``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable`` and ``d2d``
@@ -739,6 +741,16 @@ def launches(b: Bench) -> None:
     b.put("block_launch_per_s", (blocks - 1) / max(grid - one, 1e-6) * 1e3,
           f"one empty kernel of {blocks} blocks of 32 threads less one of 1 block, "
           "event time; blocks started per second")
+    # the same warps in blocks of 32 to 1024 threads: whether blocks start at one rate
+    # whatever their size (the model's block dispatch term assumes so)
+    shapes: dict[str, list[float]] = {"threads": [], "us": []}
+    for threads in (32, 64, 128, 256, 512, 1024):
+        ms = b.ms(lambda t=threads: empty(grid=(blocks * 32 // t,), block=(t,)), repeat=10)
+        shapes["threads"].append(threads)
+        shapes["us"].append(float(f"{(ms - one) * 1e3:.6g}"))
+    b.results["launch_shapes"] = shapes
+    b.methods["launch_shapes"] = (f"one empty kernel of {blocks} warps in blocks of 32 to 1024 "
+                                  "threads less one of 1 block, event time (microseconds)")
 
 
 def barrier(b: Bench) -> None:

@@ -15,7 +15,7 @@ prints the rates (copy them into ``cudakit/predict/work.py``) and how well they 
 ratio of the clock's seconds to the measured ones, per launch and over each prediction.
 Run it alone on the machine the budgets are meant for (the CI machine's kind: 2 cores). The
 rates in use come from ``fixtures/ci_work_clock_calls.json.gz``, the launches of more than
-10 ms of a run over every lab (2026-11-28, on this project's 2-core development machine).
+10 ms of a run over every lab (2026-11-29, on this project's 2-core development machine).
 """
 
 from __future__ import annotations

@@ -52,6 +52,9 @@ WARP = 32
 QUAD = 4  # lanes whose identical addresses share one delivery
 WAVEFRONT_BYTES = 128  # data one wavefront hands to the lanes
 _NONE = np.iinfo(np.uint64).max  # stands for "no address" in sorted distinct counts
+_BANK_BITS = np.uint64(BANKS.bit_length() - 1)  # banks are a power of two
+_BANK_MASK = np.uint64(BANKS - 1)
+_BANK_SHIFT = np.uint64(58)  # a word's bank goes above its index in the bank (< 2^58 words)
 
 
 def requests(batch) -> np.ndarray:
@@ -128,16 +131,29 @@ def _per_warp(per_phase: np.ndarray, batch) -> np.ndarray:
 
 
 def _bank_degree(words: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """Per row, the largest number of distinct words that one bank must supply."""
-    ordered = np.sort(np.where(active, words, _NONE), axis=1)
-    new = np.ones(ordered.shape, bool)
-    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    new &= ordered != _NONE
-    rows = np.repeat(np.arange(ordered.shape[0]), ordered.shape[1])
-    banks = (ordered % BANKS).astype(np.int64).ravel()
-    per_bank = np.bincount(rows * BANKS + banks, weights=new.ravel(),
-                           minlength=ordered.shape[0] * BANKS)
-    return per_bank.reshape(-1, BANKS).max(axis=1).astype(np.int64)
+    """Per row, the largest number of distinct words that one bank must supply.
+
+    Each row's words are sorted by (bank, word); the distinct words of a bank then lie in
+    one run, counted by a running sum (a per-row count over 32 banks with ``bincount`` took
+    six times as long for a 4096^3 tiled matmul's 65536 sampled phases).
+
+    >>> _bank_degree(np.array([[0, 32, 64, 1], [0, 0, 1, 2]], np.uint64), np.ones((2, 4), bool))
+    array([3, 1])
+    """
+    keys = np.where(active, (words & _BANK_MASK) << _BANK_SHIFT | words >> _BANK_BITS, _NONE)
+    keys.sort(axis=1)
+    new = np.empty(keys.shape, bool)
+    new[:, 0] = True
+    np.not_equal(keys[:, 1:], keys[:, :-1], out=new[:, 1:])
+    new &= keys != _NONE
+    count = np.cumsum(new, axis=1, dtype=np.int32)
+    bank = (keys >> _BANK_SHIFT).astype(np.int8)
+    starts = np.empty(keys.shape, bool)
+    starts[:, 0] = True
+    np.not_equal(bank[:, 1:], bank[:, :-1], out=starts[:, 1:])
+    before = np.where(starts, count - new, 0)  # the count before each bank's run, carried on
+    np.maximum.accumulate(before, axis=1, out=before)
+    return (count - before).max(axis=1).astype(np.int64)
 
 
 def wavefronts(batch) -> np.ndarray:

@@ -95,11 +95,12 @@ def mul_hi(a, b, dt):
 
 def fma(a, b, c, dt):
     """``a * b + c`` rounded once."""
-    if np.dtype(dt) == np.float64:
+    if dt == np.float64:
         return fma64(np.asarray(a, np.float64), np.asarray(b, np.float64),
                      np.asarray(c, np.float64))
-    return (np.asarray(a, np.float64) * np.asarray(b, np.float64)
-            + np.asarray(c, np.float64)).astype(dt)
+    # the product of two floats (or halves) is exact in doubles; one rounding after the sum
+    product = np.multiply(a, b, dtype=np.float64)
+    return np.add(product, c, dtype=np.float64).astype(dt)
 
 
 def fma64(a, b, c):

@@ -25,7 +25,7 @@ class Frame:
     """One activation of a function for a set of lanes: registers, parameters, local base."""
 
     __slots__ = ("b", "R", "params", "local_base", "kernel_name", "dec", "depth", "program",
-                 "exited", "live")
+                 "exited", "live", "at")
 
     def __init__(self, b, dec, program, kernel_name: str, depth: int = 0):
         self.b = b
@@ -33,6 +33,7 @@ class Frame:
         self.program = program
         self.kernel_name = kernel_name
         self.depth = depth
+        self.at = 0  # the basic block about to run when the deadline last passed
         n = b.size
         sizes = [-(-n * dt.itemsize // 8) * 8 for dt in dec.scope.storage]  # 8-byte aligned
         file = np.zeros(sum(sizes), np.uint8)  # one zeroed register file, viewed per register
@@ -82,14 +83,16 @@ def run(fr: Frame, L, entry: bool) -> None:
         L = _merge(pending.pop(pc), b.size)
         blk = blocks[pc]
         b.line = blk.line
-        if b.clock() > b.deadline and (b.on_timeout is None or not b.on_timeout(fr)):
-            stop = KernelTimeout(_(
-                "kernel '{kernel}' did not finish within its time limit; it was still looping "
-                "at line {line}. A loop whose exit depends on another block or thread may never "
-                "end; raise the limit with timeout=<seconds> if the kernel is only slow.").format(
-                    kernel=fr.kernel_name, line=blk.line))
-            stop.frame = fr  # where it stopped (cudakit.predict extrapolates from there)
-            raise stop
+        if b.clock() > b.deadline:
+            fr.at = pc  # where the block is (cudakit.predict stops a loop between iterations)
+            if b.on_timeout is None or not b.on_timeout(fr):
+                stop = KernelTimeout(_(
+                    "kernel '{kernel}' did not finish within its time limit; it was still "
+                    "looping at line {line}. A loop whose exit depends on another block or "
+                    "thread may never end; raise the limit with timeout=<seconds> if the "
+                    "kernel is only slow.").format(kernel=fr.kernel_name, line=blk.line))
+                stop.frame = fr  # where it stopped (cudakit.predict extrapolates from there)
+                raise stop
         if entry and not heap and not isinstance(L, slice) and L.size == live_total:
             for op, pure in zip(blk.ops, blk.pure, strict=True):
                 op(fr, ALL if pure else L)  # every live lane is here: pure ops run dense

@@ -49,6 +49,25 @@ class AccessBatch:
         return int(self.mask.shape[0])
 
 
+def joined(batches: list[AccessBatch], site: int = -1) -> AccessBatch:
+    """The warps of ``batches`` (all of one space, op and size) as one batch, in their
+    order: rules that work per warp then run once over many small batches (a grid-stride
+    loop traces one batch of a block's warps per trip).
+
+    >>> one = AccessBatch("k", 0, 0, 0, "global", "ld", 4, np.zeros((1, 3), np.int64),
+    ...                   np.zeros(1, np.int64), np.ones((1, 32), bool),
+    ...                   np.zeros((1, 32), np.uint64))
+    >>> joined([one, one]).warps
+    2
+    """
+    first = batches[0]
+    return AccessBatch(first.kernel, 0, 0, site, first.space, first.op, first.size,
+                       np.concatenate([b.block for b in batches]),
+                       np.concatenate([b.warp for b in batches]),
+                       np.concatenate([b.mask for b in batches]),
+                       np.concatenate([b.address for b in batches]), first.floating)
+
+
 @dataclass
 class Trace:
     """Collects the :class:`AccessBatch` records of one or more launches, in program order."""

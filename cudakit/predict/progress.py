@@ -143,6 +143,12 @@ def fraction_done(fr, counter, skipped: float = 0.0, points=()) -> float | None:
     return so_far / (so_far + skipped + rest)
 
 
+def loop_start(fr, counter) -> int | None:
+    """The first basic block of the block's outermost running loop, or None."""
+    loop = _running_loop(fr, counter)
+    return None if loop is None else loop[1]
+
+
 def point(fr, counter) -> tuple[int, int, float] | None:
     """Where a block is: the first basic block of its outermost running loop, that loop's
     iterations done, and the instructions issued so far (None outside a loop)."""

@@ -41,9 +41,9 @@ import numpy as np
 
 from ..analysis import counting
 from ..emu.counts import InstructionCounter
-from ..emu.trace import Trace
+from ..emu.trace import Trace, joined
 from ..errors import CudakitError, KernelTimeout
-from .progress import fraction_done, issued, loop_done, point, skip_loop
+from .progress import fraction_done, issued, loop_done, loop_start, point, skip_loop
 from .work import WorkClock
 
 THREADS = 32768  # threads emulated at most
@@ -137,7 +137,8 @@ class _Budget:
     take as long again, each). Past the budgets, ``then`` decides (the
     :class:`_LoopCutter`, or None), else the block stops where its loops tell how far it
     got; one whose loops do not tell runs on for up to ``UNREAD`` times the budget, and
-    stops there unfinished (:attr:`Sample.finished`)."""
+    stops there unfinished (:attr:`Sample.finished`). Each look waits for the next start of
+    an iteration of the running loop (:meth:`_settling`)."""
 
     CHECK = 0.05
     EARLY = 0.25
@@ -149,8 +150,12 @@ class _Budget:
         self.over = False
         self.sectors = _Sectors(trace)
         self.points: list = []  # where the block was at each look (progress.point)
+        self.settling: tuple[int, float] | None = None  # (loop start, until) while running on
 
     def __call__(self, fr) -> bool:
+        if self._settling(fr):
+            fr.b.deadline = -1.0  # look again at the next basic block
+            return True
         elapsed = self.clock() - self.start
         if (here := point(fr, self.counter)) is not None:
             self.points.append(here)
@@ -172,6 +177,26 @@ class _Budget:
         fr.b.deadline = self.clock() + self.CHECK
         return True
 
+    def _settling(self, fr) -> bool:
+        """Whether to run on to the next start of an iteration of the block's outermost
+        running loop before looking (for up to ``CHECK`` more seconds): the looks' points
+        and the stop then see whole iterations. Looked at in the middle of one, that
+        iteration's part would count as done and its whole again among those left (a
+        128-iteration loop of 8192 FFMAs stopped in its tenth came out 8 % long), and the
+        points, taken at different places in their iterations, would show a trend that is
+        not there."""
+        if self.settling is None:
+            start = loop_start(fr, self.counter)
+            if start is None or fr.at == start:
+                return False
+            self.settling = (start, self.clock() + self.CHECK)
+            return True
+        start, until = self.settling
+        if fr.at != start and self.clock() < until:
+            return True
+        self.settling = None
+        return False
+
 
 class _Sectors:
     """The warp accesses of a trace and the sectors they touch so far, counted as the
@@ -183,9 +208,12 @@ class _Sectors:
     def used(self) -> float:
         """The part of the trace budget (``ROWS`` and ``SECTORS``) used so far."""
         accesses = self.trace.accesses
+        kinds: dict[int, list] = {}  # the new batches by access size, each size in one count
         for a in accesses[self.seen:]:
-            self.rows += a.warps
-            self.sectors += int(counting.sectors(a).sum())
+            kinds.setdefault(a.size, []).append(a)
+        for batches in kinds.values():
+            self.sectors += int(counting.sectors(joined(batches)).sum())
+            self.rows += sum(a.warps for a in batches)
         self.seen = len(accesses)
         return max(self.rows / ROWS, self.sectors / SECTORS)
 

@@ -187,8 +187,9 @@ def _parse(listing: str) -> dict[str, tuple[list[list], list[tuple[int, int]]]]:
                                     opcode, 7, 0, _SPILL in line])
     out = {}
     for name, instructions in functions.items():
+        # not the branch to itself that ends every kernel, after its EXIT: no loop runs there
         loops = [(start, k) for k, instruction in enumerate(instructions)
-                 if (start := labels.get((name, instruction[2]))) is not None and start <= k]
+                 if (start := labels.get((name, instruction[2]))) is not None and start < k]
         out[name] = (instructions, loops)
     return out
 
@@ -349,9 +350,9 @@ def read_spills(listing: str) -> dict[str, Spills]:
 def _spills(parsed: dict) -> dict[str, Spills]:
     out = {}
     for name, (instructions, loops) in parsed.items():
-        # not the branch to itself that ends every kernel: a kernel with no other loop
-        # (lab 04's many_live, unrolled in full) spills in its straight code
-        code = _in_loops(instructions, [(a, b) for a, b in loops if b > a])
+        # a kernel without loops (lab 04's many_live, unrolled in full) spills in its
+        # straight code
+        code = _in_loops(instructions, loops)
         lines = {"LDL": 0, "STL": 0}
         for *_, opcode, _, _, spill in code:
             base, *suffix = opcode.split(".")

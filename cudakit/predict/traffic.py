@@ -66,7 +66,7 @@ import numpy as np
 from ..analysis import counting
 from ..emu.counts import PTXAS_UNROLL
 from ..emu.memory import HEAP_BASE
-from ..emu.trace import AccessBatch
+from ..emu.trace import AccessBatch, joined
 
 SECTOR = counting.SECTOR
 _SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap)
@@ -409,7 +409,7 @@ def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
         kinds.setdefault((a.space, a.op, a.size, site, a.floating), []).append(a)
     out = []
     rng = np.random.default_rng(0)
-    for (space, op, size, site, floating), batches in kinds.items():
+    for (space, _, _, site, _), batches in kinds.items():
         total = sum(b.warps for b in batches)
         factor = 1.0
         if space != "global" and total > limit:
@@ -417,12 +417,7 @@ def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
             keep[0] = True
             batches = [b for b, k in zip(batches, keep, strict=True) if k]
             factor = total / sum(b.warps for b in batches)
-        first = batches[0]
-        out.append((AccessBatch(first.kernel, 0, 0, site, space, op, size,
-                                np.concatenate([b.block for b in batches]),
-                                np.concatenate([b.warp for b in batches]),
-                                np.concatenate([b.mask for b in batches]),
-                                np.concatenate([b.address for b in batches]), floating), factor))
+        out.append((joined(batches, site), factor))
     return out
 
 
@@ -476,19 +471,32 @@ def first_touch_share(accesses, gx: int, gy: int) -> float:
     >>> first_touch_share([load(0), load(0), load(32), load(4)], 1, 1)  # 2 of 4 new
     0.5
     """
-    keys, requests, offset = [], [], 0
+    by_size: dict[int, list[AccessBatch]] = {}  # each size's batches joined: one pass each
+    starts: dict[int, list[int]] = {}  # the request number of each batch's first warp
+    offset = 0
     for a in accesses:
         if a.space != "global" or a.op != "ld" or not a.warps:
             continue
-        rows, sectors = _lane_sectors(a)
-        keys.append(pair_keys(_block_ids(a, gx, gy)[rows] * 32 + a.warp[rows], sectors))
-        requests.append(offset + rows)
+        by_size.setdefault(a.size, []).append(a)
+        starts.setdefault(a.size, []).append(offset)
         offset += a.warps
-    if not keys:
+    if not by_size:
         return 0.0
-    _, first = np.unique(np.concatenate(keys), return_index=True)
-    touching = distinct(np.concatenate(requests)[first]).size
-    asked = distinct(np.concatenate(requests)).size
+    keys, requests = [], []
+    for size, batches in by_size.items():
+        batch = joined(batches)
+        warps = np.array([b.warps for b in batches])
+        # the request of each warp of the joined batch: its batch's first, plus its row there
+        request = np.repeat(np.array(starts[size]) - np.cumsum(warps) + warps, warps) + \
+            np.arange(batch.warps)
+        rows, sectors = _lane_sectors(batch)
+        keys.append(pair_keys(_block_ids(batch, gx, gy)[rows] * 32 + batch.warp[rows], sectors))
+        requests.append(request[rows])
+    request = np.concatenate(requests)
+    order = np.argsort(request, kind="stable")  # program order: a key's first request
+    _, first = np.unique(np.concatenate(keys)[order], return_index=True)
+    touching = distinct(request[order][first]).size
+    asked = distinct(request).size
     return touching / asked if asked else 0.0
 
 
@@ -511,12 +519,8 @@ def written_first(accesses) -> np.ndarray:
     if not any(load for load, _ in kinds) or all(load for load, _ in kinds):
         return np.zeros(0, np.int64)
     parts: dict[bool, tuple[list, list]] = {True: ([], []), False: ([], [])}
-    for (load, size), items in kinds.items():
-        joined = AccessBatch("", 0, 0, -1, "global", "ld", size,
-                             np.zeros((0, 3), np.int64), np.zeros(0, np.int64),
-                             np.concatenate([a.mask for _, a in items]),
-                             np.concatenate([a.address for _, a in items]))
-        rows, sectors = _lane_sectors(joined)
+    for (load, _), items in kinds.items():
+        rows, sectors = _lane_sectors(joined([a for _, a in items]))
         orders = np.concatenate([np.full(a.warps, order, np.int64) for order, a in items])
         parts[load][0].append(sectors)
         parts[load][1].append(orders[rows])

@@ -41,14 +41,15 @@ GROUPS = {"alu": ("fp32", "fp64", "int", "imad", "cvt", "free", "branch"), "sfu"
           "sync": ("barrier", "misc", "shfl")}
 #: seconds per count on the CI machine's kind (2 cores), from ``python -m
 #: benchmarks.work_clock --calls benchmarks/fixtures/ci_work_clock_calls.json.gz``, the
-#: labs' 1148 emulator launches of more than 10 ms (counted over measured seconds: median
-#: 1.00, 10th-90th percentile 0.61-1.28):
+#: labs' 1621 emulator launches of more than 10 ms (2026-11-29; counted over measured
+#: seconds: median 1.00, 10th-90th percentile 0.62-1.36; the rates of 2026-11-28 counted
+#: these launches 1.27 times too fast, median):
 #: per batch of blocks started, per run of a basic block, per instruction of each group run
 #: (over all its active lanes at once), per lane of any instruction, per memory access
 #: traced and per warp in it
-RATES = {"batches": 4.78e-3, "runs": 7.46e-6, "alu": 3.73e-6, "sfu": 0.0, "global": 2.46e-5,
-         "shared": 6.31e-5, "sync": 1.68e-4, "lane_steps": 1.07e-9, "accesses": 6.58e-6,
-         "warp_accesses": 3.08e-7}
+RATES = {"batches": 8.09e-3, "runs": 1.28e-5, "alu": 5.52e-6, "sfu": 0.0, "global": 3.11e-5,
+         "shared": 7.45e-5, "sync": 2.37e-4, "lane_steps": 8.34e-10, "accesses": 0.0,
+         "warp_accesses": 3.88e-7}
 GUARD = 3.0  # the wall clock decides once it runs this many times ahead of the counts
 #: the group of each class, and per class the rate of its group
 _GROUP_OF = {c: g for g, classes in GROUPS.items() for c in classes}

@@ -170,6 +170,23 @@ def test_a_lone_warp_is_no_faster_than_its_stall_counts():
     assert own_path(Launch(**{**vars(x), "stalls": None})) == 1010
 
 
+def test_the_branch_to_itself_after_exit_is_not_a_loop():
+    """Every kernel's SASS ends in ``EXIT`` and a ``BRA`` to itself; a kernel without loops
+    (a transpose's tile, a stencil's point) has its stalls read over all its code, not over
+    that one branch, and no loop for the instruction cache to hold."""
+    from cudakit.predict.sass import read_loop_bytes
+
+    def word(stall: int) -> str:
+        return f"                               /* 0x{stall << 41:016x} */\n"
+
+    straight = (".text._Z1kPf:\n"
+                "  /*0000*/  FADD R1, R1, R2 ;  /* 0x0000000201017221 */\n" + word(5) +
+                "  /*0010*/  EXIT ;  /* 0x000000000000794d */\n" + word(5) +
+                ".L_x_0:\n  /*0020*/  BRA `(.L_x_0) ;  /* 0xfffffffc00f87947 */\n" + word(0))
+    assert read_loop_bytes(straight) == {"_Z1kPf": 0}
+    assert read_stalls(straight)["_Z1kPf"]["fp32"] == 5.0
+
+
 def test_bank_reads_skip_the_reuse_cache_and_conflicts_queue_on_one_bank():
     # three FFMAs: the first reads R6, R8, R10 (even bank, three cycles) and keeps R8; the
     # second takes R8 from the cache and reads R5 and R7 (odd); the third reads R9 and R11,

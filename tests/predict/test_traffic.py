@@ -68,3 +68,36 @@ def test_unfilled_sectors_from_the_partly_written_ones_only(seed):
     everything = tr.unfilled_sectors(lanes, sizes)
     assert everything > 0
     assert tr.unfilled_sectors(lanes[keep], sizes[keep], written=written) == everything
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_first_reads_of_many_small_batches_of_mixed_sizes_by_their_definition(seed):
+    """:func:`first_touch_share` joins each access size's batches (a grid-stride loop traces
+    one small batch per trip); the share is still the one of the definition: per load
+    request in program order, whether it reads a sector its warp had not read."""
+    from cudakit.emu.trace import AccessBatch
+
+    rng = np.random.default_rng(seed)
+    batches = []
+    for _ in range(60):
+        size = int(rng.choice([4, 8, 16]))
+        n = int(rng.integers(1, 5))
+        w = warps(rng, str(rng.choice(["rising", "scattered", "column"])), n, size)
+        blocks = np.zeros((n, 3), np.int64)
+        blocks[:, 0] = rng.integers(0, 3, n)
+        op = "st" if rng.random() < 0.2 else "ld"
+        batches.append(AccessBatch("k", 0, 0, 0, "global", op, size, blocks,
+                                   rng.integers(0, 2, n), w.mask, w.address))
+    seen, asked, new = set(), 0, 0
+    for b in batches:
+        if b.op != "ld":
+            continue
+        rows, sectors = sectors_by_sorting(b)
+        for row in range(b.warps):
+            mine = {(int(b.block[row, 0]), int(b.warp[row]), int(s))
+                    for s in sectors[rows == row]}
+            if mine:
+                asked += 1
+                new += bool(mine - seen)
+                seen |= mine
+    assert tr.first_touch_share(batches, 3, 1) == pytest.approx(new / asked)
