@@ -42,6 +42,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -517,15 +518,30 @@ def nvdisasm_path() -> str | None:
     return toolkit_program("nvdisasm")
 
 
+class ModuleSass(NamedTuple):
+    """What one module's SASS says, per kernel (mangled name): read once, cached."""
+
+    waits: dict[str, SharedWaits]
+    stalls: dict[str, dict]
+    aggregated: dict[str, bool]
+    conflicts: dict[str, float]
+    sizes: dict[str, tuple[int, int]]
+    global_waits: dict[str, GlobalWaits]
+    spills: dict[str, Spills]
+
+
+_NO_SASS = ModuleSass({}, {}, {}, {}, {}, {}, {})
+
+
+def _sass_of(cubin: bytes) -> ModuleSass:
+    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)
+
+
 @functools.lru_cache(maxsize=64)
-def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dict[str, dict],
-                                                     dict[str, bool], dict[str, float],
-                                                     dict[str, tuple[int, int]],
-                                                     dict[str, GlobalWaits],
-                                                     dict[str, Spills]]:
+def _module_sass(digest: str, cubin: bytes) -> ModuleSass:
     tool = nvdisasm_path()
     if tool is None or not cubin:
-        return {}, {}, {}, {}, {}, {}, {}
+        return _NO_SASS
     with tempfile.TemporaryDirectory(prefix="cudakit-sass-") as tmp:
         path = os.path.join(tmp, f"{digest}.cubin")
         with open(path, "wb") as f:
@@ -534,54 +550,54 @@ def _module_sass(digest: str, cubin: bytes) -> tuple[dict[str, SharedWaits], dic
             done = subprocess.run([tool, "-hex", path], capture_output=True, text=True,
                                   timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
-            return {}, {}, {}, {}, {}, {}, {}
+            return _NO_SASS
     if done.returncode != 0:
-        return {}, {}, {}, {}, {}, {}, {}
+        return _NO_SASS
     parsed = _parse(done.stdout)  # read once for the stalls, the banks and the loops
     loops = _loop_instructions(parsed)
     sizes = {name: (loop, len(parsed[name][0])) for name, loop in _loop_bytes(parsed).items()}
-    return (read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
-            _conflicts(loops), sizes, _global_waits(parsed), _spills(parsed))
+    return ModuleSass(read_waits(done.stdout), _stalls(loops), read_aggregated(done.stdout),
+                      _conflicts(loops), sizes, _global_waits(parsed), _spills(parsed))
 
 
 def shared_waits(cubin: bytes, mangled: str) -> SharedWaits | None:
     """The shared waits of kernel ``mangled`` in ``cubin``, or None (no nvdisasm, or no
     such function in its listing)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[0].get(mangled)
+    return _sass_of(cubin).waits.get(mangled)
 
 
 def stall_cycles(cubin: bytes, mangled: str) -> dict[str, float] | None:
     """Per instruction class, the cycles a warp waits after each instruction of kernel
     ``mangled``'s loops by their stall counts (:func:`read_stalls`), or None (no nvdisasm,
     or no such function)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[1].get(mangled)
+    return _sass_of(cubin).stalls.get(mangled)
 
 
 def aggregates_atomics(cubin: bytes, mangled: str) -> bool:
     """Whether ptxas folds kernel ``mangled``'s atomic adds per warp (:func:`read_aggregated`;
     False without nvdisasm)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[2].get(mangled, False)
+    return _sass_of(cubin).aggregated.get(mangled, False)
 
 
 def conflict_cycles(cubin: bytes, mangled: str) -> float | None:
     """Register-bank cycles per ``fp32`` instruction of kernel ``mangled``'s loops
     (:func:`read_conflicts`), or None (no nvdisasm, or no such function)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[3].get(mangled)
+    return _sass_of(cubin).conflicts.get(mangled)
 
 
 def code_size(cubin: bytes, mangled: str) -> tuple[int, int] | None:
     """The bytes of kernel ``mangled``'s largest loop (:func:`read_loop_bytes`) and its SASS
     instructions, or None (no nvdisasm, or no such function)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[4].get(mangled)
+    return _sass_of(cubin).sizes.get(mangled)
 
 
 def global_waits(cubin: bytes, mangled: str) -> GlobalWaits | None:
     """The global waits of kernel ``mangled``'s loops in ``cubin`` (:func:`read_global_waits`),
     or None (no nvdisasm, or no such function)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[5].get(mangled)
+    return _sass_of(cubin).global_waits.get(mangled)
 
 
 def spills(cubin: bytes, mangled: str) -> Spills | None:
     """The register spills of kernel ``mangled``'s loops in ``cubin`` (:func:`read_spills`),
     or None (no spills, no nvdisasm, or no such function)."""
-    return _module_sass(hashlib.sha1(cubin).hexdigest(), cubin)[6].get(mangled)
+    return _sass_of(cubin).spills.get(mangled)
