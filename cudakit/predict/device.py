@@ -39,7 +39,7 @@ OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
             "pcie_duplex_gbs", "partial_store_sectors_per_s", "partial_store_lines_per_s",
             "constant_replays_per_clk_per_sm", "atomic_line_request_s",
             "atomic_same_word_float_s", "atomic_same_word_int_s", "atomic_line_requests_per_s",
-            "tpc_paired_blocks", "load_departure_cycles")
+            "tpc_paired_blocks", "load_departure_cycles", "partial_store_dram_sectors_per_s")
 #: tables a device may have (``benchmarks/microbench.py``): ``copy_curves``, per copy kind
 #: (``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable``, ``d2d``) the measured
 #: microseconds against bytes; ``d2d_unaligned_us``, the microseconds a device-to-device copy
@@ -100,6 +100,38 @@ def read_table(entry, path: str, name: str) -> tuple[tuple[float, ...], tuple[fl
         raise ValueError(f"{path}: {name} needs {xs!r} (ascending) and {ys!r} (positive), two "
                          "or more of each, of equal length")
     return tuple(float(v) for v in x), tuple(float(v) for v in y)
+
+
+#: the shares of written bytes of the three kernels ``benchmarks/l2_reuse.py`` measures
+RELAUNCH_SHARES = (0.0, 0.5, 1.0)
+
+
+def read_relaunch(entry, path: str):
+    """``l2_relaunch`` checked: ``(x, shares, read_miss, write_back)``, where ``x`` is the
+    bytes a launch touches over the L2's size (ascending), ``shares`` the kernels' shares of
+    written bytes (:data:`RELAUNCH_SHARES`), and per share a row of read misses and one of
+    write-backs (fractions of the bytes read and written), one value per ``x``.
+
+    >>> read_relaunch({"footprint_l2": [0.1, 1.0], "read_miss": [[0, 1]] * 3,
+    ...                "write_back": [[0, 1]] * 3}, "x")[0]
+    (0.1, 1.0)
+    """
+    if isinstance(entry, dict) and "value" in entry:
+        entry = entry["value"]
+    x = entry.get("footprint_l2") if isinstance(entry, dict) else None
+    rows = [entry.get(k) for k in ("read_miss", "write_back")] if isinstance(entry, dict) \
+        else [None, None]
+    ok = isinstance(x, list) and len(x) >= 2 and all(a < b for a, b in zip(x, x[1:], strict=False))
+    ok = ok and all(isinstance(r, list) and len(r) == len(RELAUNCH_SHARES) and all(
+        isinstance(row, list) and len(row) == len(x)
+        and all(isinstance(v, int | float) and 0 <= v <= 1 for v in row) for row in r)
+        for r in rows)
+    if not ok:
+        raise ValueError(f"{path}: l2_relaunch needs 'footprint_l2' (ascending) and, for each "
+                         f"of the written shares {RELAUNCH_SHARES}, a row of 'read_miss' and "
+                         "of 'write_back' (fractions, one per footprint)")
+    return (tuple(float(v) for v in x), RELAUNCH_SHARES,
+            *(tuple(tuple(float(v) for v in row) for row in r) for r in rows))
 
 
 @dataclass(frozen=True)
@@ -165,6 +197,9 @@ def read_figures(text: str, path: str = "figures", complete: bool = True) -> tup
         values["d2d_unaligned_us"] = read_curves({"d2d": data["d2d_unaligned_us"]},
                                                  f"{path}: d2d_unaligned_us")["d2d"]
         sources["d2d_unaligned_us"] = f"measured: {methods.get('d2d_unaligned_us', path)}"
+    if data.get("l2_relaunch") is not None:
+        values["l2_relaunch"] = read_relaunch(data["l2_relaunch"], path)
+        sources["l2_relaunch"] = data["l2_relaunch"].get("source", path)
     for name in TABLES:
         if data.get(name) is not None:
             entry = data[name]

@@ -96,7 +96,35 @@ def dram_seconds(t, d) -> float:
     reads and writes, plus the merges of sectors written in parts out of step."""
     return time_of_dram(t.dram_read_bytes, t.dram_write_bytes, read_gbs=d.dram_read_gbs,
                         copy_gbs=d.dram_copy_gbs, write_gbs=d.dram_write_gbs) + \
-        partial_store_seconds(t.global_store_merges, t.global_store_merge_lines, d.figures)
+        merge_seconds(t, d.figures)
+
+
+def merge_seconds(t, figures: dict) -> float:
+    """The L2's time to merge the parts of sectors that several stores write out of step:
+    at the rates measured in L2 (:func:`partial_store_seconds`), except for the parts at the
+    ends of a store's run of lanes (a request that leaves at most two sectors in part: a row
+    segment that starts off a sector) on lines the L2 writes back to DRAM
+    (``t.dram_merge_share``), which take ``partial_store_dram_sectors_per_s`` where that is
+    measured (``benchmarks/split_lines.py``: on an H200, a fill whose every warp writes 128
+    bytes one word past a sector's start took 358 us more than one starting on a sector, for
+    16.8 M parts: 47 G/s, where the L2 merges 73 G/s of a buffer it keeps). Parts written a
+    word at a time (a warp writing a column: llm.c's ``permute_kernel``, lab 03's
+    ``square_chunks``) keep the L2's rates: with the DRAM rate they came out +60 and +111 %
+    on the H100, against +8 and +10 %.
+
+    >>> from types import SimpleNamespace
+    >>> t = SimpleNamespace(global_store_merges=4e9, global_store_merge_lines=4e9,
+    ...                     dram_merge_share=0.5)
+    >>> rates = {"partial_store_sectors_per_s": 1e11, "partial_store_lines_per_s": 1e11}
+    >>> dram = {**rates, "partial_store_dram_sectors_per_s": 5e10}
+    >>> merge_seconds(t, rates), merge_seconds(t, dram)
+    (0.04, 0.06)
+    """
+    rate = figures.get("partial_store_dram_sectors_per_s")
+    share = t.dram_merge_share if rate else 0.0
+    kept = partial_store_seconds(t.global_store_merges * (1 - share),
+                                 t.global_store_merge_lines * (1 - share), figures)
+    return kept + (t.global_store_merges * share / rate if rate else 0.0)
 
 
 def atomic_seconds(t, d) -> float:
@@ -527,8 +555,7 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                 f"wave keeps only part of the SMs busy ({share})")
     if bound == "memory":
         moved = t.dram_read_bytes + t.dram_write_bytes
-        merging = partial_store_seconds(t.global_store_merges, t.global_store_merge_lines,
-                                        d.figures)
+        merging = merge_seconds(t, d.figures)
         rate = _rate(moved, terms["memory"] - merging)
         merges = (f"; {t.global_store_merges:.3g} parts of sectors that other blocks finish "
                   f"are merged one by one in L2 (+{merging * 1e6:.1f} us)"

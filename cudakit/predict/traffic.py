@@ -24,10 +24,10 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    llm.c's fused residual kernel writes the residual and reads it back), unless the block's
    footprint exceeds its share of L2 (rule 3b: then such reads miss; llm.c's
    softmax writes a 201 kB row and reads it back, 1056 blocks at a time);
-   none when all the launch touches fits in the part of L2 it keeps (:func:`written_back`):
-   kernels are timed launch after launch, and the last launch left its data there (llm.c's
-   layer-norm means over 25 MB ran in 17 us timed so, and in 25 us under Nsight Compute,
-   which empties the caches before each launch).
+   and of those only the share the L2 did not keep from the launch before
+   (:func:`relaunch_misses`): kernels are timed launch after launch, and the last launch
+   left its data there (llm.c's layer-norm means over 25 MB ran in 17 us timed so, and in
+   25 us under Nsight Compute, which empties the caches before each launch).
 3. **DRAM reads, capacity**: when the kernel's whole footprint exceeds the L2, each wave
    of blocks fetches its own working set again (the blocks resident together share through
    L2; data reused by a later wave was evicted in between). The wave's working set follows
@@ -45,11 +45,11 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    twice and written twice by 1056 resident blocks: the H100 read 1.79 GB and wrote
    0.86 GB for 0.41 GB of rows, ``benchmarks/peer_times.py --third``).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
-   writes of one sector), and none when all the launch touches fits in the part of L2 it
-   keeps: launched again, it overwrites its dirty lines there (:func:`written_back`; llm.c's
-   GELU, 12.6 MB in and 12.6 MB out, wrote 0.15 MB to DRAM on the H100, even from empty
-   caches); a sector the kernel leaves partly written is read from DRAM first, to be
-   written back whole (:func:`unfilled_sectors`).
+   writes of one sector), less the share that a launch run again overwrites in L2 before
+   the L2 writes it back (:func:`relaunch_misses`; llm.c's GELU, 12.6 MB in and 12.6 MB
+   out, wrote 0.15 MB to DRAM on the H100, even from empty caches); a sector the kernel
+   leaves partly written is read from DRAM first, to be written back whole
+   (:func:`unfilled_sectors`).
 5. A device without L2 (the C1060) sends every request's sectors to DRAM.
 
 >>> import numpy as np
@@ -280,6 +280,8 @@ class Traffic:
     global_store_partial_lines: float = 0.0  # the lines holding them, per request
     global_store_merges: float = 0.0  # of those, merged one by one (out_of_step_writes)
     global_store_merge_lines: float = 0.0  # their lines, per request
+    dram_merge_share: float = 0.0  # of the merges, those at the ends of a request's run of
+    # lanes (at most 2 parts in it) on lines the L2 writes back to DRAM (relaunch_misses)
     global_lines: float = 0.0
     local_lines: float = 0.0
     shared_wavefronts: float = 0.0
@@ -602,16 +604,42 @@ def pair_factor(sectors: np.ndarray, buffers, l2_bytes: float) -> float:
     return (paired + float(np.count_nonzero(~large))) / sectors.size
 
 
-def written_back(footprint: float, l2_bytes: float) -> float:
-    """The share of a launch's written lines that reach DRAM, launched again and again as
-    kernels are timed: 0 when everything it touches fits in what the L2 keeps
-    (:data:`L2_KEPT`), as each launch overwrites the dirty lines of the one before in L2;
-    else 1, as the lines one launch leaves dirty are evicted while the next one runs.
+def relaunch_misses(touched: float, written: float, l2_bytes: float,
+                    curves=None) -> tuple[float, float]:
+    """The shares of a launch's reads that miss in L2 and of its writes that reach DRAM when
+    it is launched again and again on the same data, as kernels are timed: what one launch
+    leaves in L2 the next finds there. ``touched``: the distinct bytes the launch reads or
+    writes; ``written``: those it writes.
 
-    >>> written_back(25e6, 50e6), written_back(100e6, 50e6)
-    (0.0, 1.0)
+    ``curves``: the device's ``l2_relaunch`` (:func:`~cudakit.predict.device.read_relaunch`,
+    ``benchmarks/l2_reuse.py``): for launches that write none, half or all of what they
+    touch, the read misses and the write-backs measured against touched / L2 size;
+    interpolated in both. On an H200 a launch that only reads keeps all of it up to 0.47 of
+    the L2, 73 % at 0.67 and none from 0.93; one that updates its data in place writes a
+    third of it back already at 0.47 (its dirty lines are cleaned early). Without curves:
+    all or nothing at :data:`L2_KEPT` of the L2 (the H100's two partitions each cache the
+    lines their SMs use, so a line used from both sides is held twice). The H100 keeps that
+    rule: the H200's curves, scaled to its L2, made llm.c's ``residual_forward_kernel2``
+    (0.72 of its L2) −23 % and ``encoder_forward_kernel3`` (0.51) −39 %, from +17 and +12 %
+    (``benchmarks/peer_times.py --third``), so it keeps less than the H200 at the same share.
+
+    >>> relaunch_misses(25e6, 0.0, 50e6), relaunch_misses(100e6, 50e6, 50e6)
+    ((0.0, 0.0), (1.0, 1.0))
+    >>> curves = ((0.0, 1.0), (0.0, 0.5, 1.0), ((0.0, 1.0), (0.0, 1.0), (0.5, 1.0)),
+    ...           ((0.0, 1.0), (0.0, 1.0), (1.0, 1.0)))
+    >>> relaunch_misses(25e6, 25e6, 50e6, curves)   # touched / L2 = 0.5, all of it written
+    (0.75, 1.0)
     """
-    return 0.0 if footprint <= l2_bytes * L2_KEPT else 1.0
+    if l2_bytes <= 0:
+        return 1.0, 1.0
+    if not curves:
+        return (0.0, 0.0) if touched <= l2_bytes * L2_KEPT else (1.0, 1.0)
+    x, shares, reads, writes = curves
+    share = min(max(written / touched, 0.0), 1.0) if touched > 0 else 0.0
+    at = float(np.clip(touched / l2_bytes, x[0], x[-1]))
+    read = np.interp(share, shares, [np.interp(at, x, row) for row in reads])
+    write = np.interp(share, shares, [np.interp(at, x, row) for row in writes])
+    return float(np.clip(read, 0.0, 1.0)), float(np.clip(write, 0.0, 1.0))
 
 
 def block_set_misses(block_set: float, share: float) -> float:
@@ -721,11 +749,12 @@ def _hottest_line(t: Traffic, parts: list[tuple], scale: float, sampled: int) ->
 
 
 def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
-            blocks_per_wave: int, aggregated: bool = False) -> Traffic:
+            blocks_per_wave: int, aggregated: bool = False, relaunch=None) -> Traffic:
     """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`
     (``aggregated``: ptxas folds a warp's atomic adds to one address into one: such a
     request costs one add on its word, 0.1 ms where 0.98 ms would be predicted for the
-    microbenchmark's ``atomic_same``, measured 0.10 ms)."""
+    microbenchmark's ``atomic_same``, measured 0.10 ms; ``relaunch``: the device's
+    ``l2_relaunch`` curves, :func:`relaunch_misses`)."""
     t = Traffic()
     scale = sample.scale
     gx, gy = grid[0], grid[1]
@@ -733,6 +762,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     atomic_addresses, stored, stored_sizes, stored_sectors = [], [], [], []
     atomic_lines: list[tuple] = []  # per kind of atomic: line_requests, with weights
     partial = ([], [], [], [], [])  # per partial write: sector, block, site, looped, first
+    edge_parts = [0.0, 0.0]  # partial writes at the ends of their request's run, and all
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
         k *= factor
@@ -772,6 +802,10 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             # a store in a loop of more trips than ptxas unrolls (a 4-trip loop is 4 stores in
             # SASS, issued one after the other)
             warps = pair_keys(bid, a.warp)
+            if prows.size:  # a request with 2 parts or fewer: a run of lanes off a sector
+                per_request = np.bincount(prows)
+                edge_parts[0] += factor * float((per_request[prows] <= 2).sum())
+                edge_parts[1] += factor * float(prows.size)
             looped = warps.size > PTXAS_UNROLL * distinct(warps).size
             # (sectors counted from the heap's start, as _lane_sectors counts them)
             psectors = (psectors - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
@@ -842,32 +876,35 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
         block_set_misses(block_set, share)
     t.dram_write_bytes = _bytes_per_buffer(st_sectors, buffers, scale)
     t.footprint_bytes = compulsory_read + t.dram_write_bytes
+    # rules 2 and 4: what the launch before left in L2, launched again and again
+    touched = _bytes_per_buffer(np.concatenate([ld_sectors, st_sectors]), buffers, scale)
+    miss_read, miss_write = relaunch_misses(touched, t.dram_write_bytes, l2_bytes, relaunch)
     if l2_bytes <= 0:
         t.dram_read_bytes = t.l2_read_bytes
         t.dram_write_bytes = t.l2_write_bytes
-    elif written_back(t.footprint_bytes, l2_bytes) == 0.0:  # launched again: all in L2
-        t.dram_read_bytes = 0.0
-    elif t.footprint_bytes <= l2_bytes:
-        t.dram_read_bytes = compulsory_read
+    elif t.footprint_bytes <= l2_bytes or miss_read == 0.0:
+        t.dram_read_bytes = compulsory_read * miss_read
     else:
         wave_set = min(compulsory_read, (ends + per_extra * blocks_per_wave) * SECTOR)
         waves = sample.total_blocks / blocks_per_wave
         # what misses in L2 comes from DRAM in pairs of sectors: data read in scattered
         # sectors (a gather from an array larger than the L2) costs twice its bytes
         pairs = pair_factor(ld_sectors[fetched], buffers, l2_bytes)
-        t.dram_read_bytes = max(compulsory_read,
+        t.dram_read_bytes = max(compulsory_read * miss_read,
                                 pairs * min(t.l2_read_bytes, waves * wave_set))
     if l2_bytes > 0:  # rule 4: writes the L2 keeps, launch after launch
-        t.dram_write_bytes *= written_back(t.footprint_bytes, l2_bytes)
-    # rule 3b: a block's own re-reads and re-writes beyond its L2 share (none when all the
-    # launch touches stays in L2)
-    if l2_bytes > 0 and written_back(t.footprint_bytes, l2_bytes) and block_set > share:
+        t.dram_write_bytes *= miss_write
+        t.dram_merge_share = miss_write * (edge_parts[0] / edge_parts[1] if edge_parts[1] else 0)
+    # rule 3b: a block's own re-reads and re-writes beyond its L2 share (in the part of
+    # the launch's data that the L2 does not keep from launch to launch)
+    if l2_bytes > 0 and miss_read > 0 and block_set > share:
         far = _beyond_share(ld_blocks, ld_sectors, per_block, share, rereads - hits, near)
         t.dram_read_bytes = min(t.dram_read_bytes + far * block_set_misses(block_set, share)
-                                * SECTOR * scale, t.l2_read_bytes)
+                                * miss_read * SECTOR * scale, t.l2_read_bytes)
         rewrites = max(t.global_store_sectors - st_pairs, 0.0)
         far = _beyond_share(st_blocks, st_sectors, st_pairs, share, rewrites, 0.0)
-        t.dram_write_bytes += far * block_set_misses(block_set, share) * SECTOR * scale
+        t.dram_write_bytes += far * block_set_misses(block_set, share) * miss_read * \
+            SECTOR * scale
     if l2_bytes > 0 and partial[0] and t.dram_write_bytes:  # rule 4: sectors written in
         # part are read to be written back whole; only a sector some warp writes in part can
         base = np.int64(HEAP_BASE // SECTOR)

@@ -13,7 +13,7 @@ import cudakit
 from benchmarks.spill_probe import SOURCE as CHAIN  # lab 01's chain: 48 values a thread
 from cudakit.analysis.analyze import device_args
 from cudakit.predict import Pointer, Prediction
-from cudakit.predict.traffic import written_back
+from cudakit.predict.traffic import relaunch_misses
 
 from .conftest import SOURCE
 
@@ -32,7 +32,7 @@ def test_a_copy_moves_its_bytes_once_near_the_dram_roofline():
     d = cudakit.predict.load("H100")
     # 2 x 32 MiB touched: more than the L2 keeps (half its 50 MiB), so every write reaches
     # DRAM, launch after launch
-    written = 4 * N * written_back(8 * N, d.l2_bytes)
+    written = 4 * N * relaunch_misses(8 * N, 4 * N, d.l2_bytes)[1]
     assert written == 4 * N
     assert p.counts["dram_read_bytes"] == pytest.approx(4 * N, rel=0.001)
     assert p.counts["dram_write_bytes"] == pytest.approx(written, rel=0.001)
@@ -197,7 +197,7 @@ def test_other_devices_price_the_same_traffic_with_their_figures():
     assert roofline < c1060.ms < 1.1 * roofline
     a100 = cudakit.predict(SOURCE, "copy", grid=(N // 256,), block=(256,), args=copy_args(),
                            device="a100")
-    moved = 4 * N * (1 + written_back(8 * N, cudakit.predict.load("A100").l2_bytes))
+    moved = 4 * N * (1 + relaunch_misses(8 * N, 4 * N, cudakit.predict.load("A100").l2_bytes)[1])
     assert a100.device == "A100" and a100.ms > moved / 2039e9 * 1e3
 
 
@@ -661,3 +661,71 @@ def test_atomics_ptxas_folds_per_warp_cost_one_add_each():
     d = cudakit.predict.load("H100")
     measured_ms = blocks * 256 * iters / d.global_atomic_same_address_per_s * 1e3
     assert p.breakdown["atomics"] == pytest.approx(measured_ms, rel=0.1)
+
+
+def test_the_h200s_l2_relaunch_curves_are_its_measured_fixture():
+    from benchmarks import l2_reuse
+
+    fixture = json.loads((ROOT / "benchmarks/fixtures/h200_l2_reuse.json").read_text())
+    d = cudakit.predict.load("H200")
+    entry = l2_reuse.device_entry(fixture, d.l2_bytes)
+    x, shares, reads, writes = d.figures["l2_relaunch"]
+    assert list(x) == entry["footprint_l2"] and shares == (0.0, 0.5, 1.0)
+    assert [list(r) for r in reads] == entry["read_miss"]
+    assert [list(w) for w in writes] == entry["write_back"]
+    assert "l2_relaunch" not in cudakit.predict.load("H100").figures  # see its docstring
+
+
+@pytest.mark.parametrize("kind, mib", [("read", 36), ("read", 44), ("update", 28),
+                                       ("copy", 48)])
+def test_what_the_h200s_l2_keeps_from_launch_to_launch_matches_nsight_compute(kind, mib):
+    """The DRAM bytes the model gives a launch that runs again on its data, through the
+    trace and the curves, against Nsight Compute's per launch (fixture, not the curves'
+    points alone: the model finds the footprint and the written share itself)."""
+    from benchmarks import l2_reuse
+
+    fixture = json.loads((ROOT / "benchmarks/fixtures/h200_l2_reuse.json").read_text())
+    curve = fixture["kinds"][kind]
+    at = curve["bytes"].index(mib << 20)
+    n = (mib << 20) // 16 // (2 if kind == "copy" else 1)
+    x = np.zeros(4 * n, np.float32)
+    args = {"read": [x, np.int64(n), np.zeros(1, np.float32)],
+            "copy": [x, np.zeros_like(x), np.int64(n)], "update": [x, np.int64(n)]}[kind]
+    p = cudakit.predict(l2_reuse.SOURCE, kind, grid=(-(-n // 256),), block=(256,), args=args,
+                        device="H200")
+    footprint = curve["bytes"][at]
+    assert p.counts["dram_read_bytes"] / footprint == pytest.approx(
+        curve["read_share"][at], abs=0.03)
+    # (the reading kernel's few DRAM writes are the dirty lines cudaMemset left in L2)
+    written = curve["write_share"][at] if kind != "read" else 0.0
+    assert p.counts["dram_write_bytes"] / footprint == pytest.approx(written, abs=0.03)
+
+
+def test_merges_on_lines_written_to_dram_take_the_rate_measured_on_the_h200():
+    """The H200's rate is its fill one word past a sector against one a sector past a line
+    (``benchmarks/split_lines.py``); the H100's is that rate scaled by the two L2s' measured
+    rates of partial stores into a buffer they keep."""
+    from benchmarks import split_lines
+
+    fixture = json.loads((ROOT / "benchmarks/fixtures/h200_split_lines.json").read_text())
+    rate = split_lines.dram_merge_rate(fixture)
+    h100, h200 = cudakit.predict.load("H100").figures, cudakit.predict.load("H200").figures
+    assert h200["partial_store_dram_sectors_per_s"] == pytest.approx(rate, rel=1e-3)
+    assert h100["partial_store_dram_sectors_per_s"] == pytest.approx(
+        rate * h100["partial_store_sectors_per_s"] / h200["partial_store_sectors_per_s"],
+        rel=1e-3)
+    # slower than the L2 merges the parts of a sector it keeps (lines, the slowest case)
+    assert rate < h200["partial_store_lines_per_s"]
+
+
+def test_the_h200_l2_reuse_fixture_is_its_nsight_compute_output_parsed():
+    import gzip
+
+    from benchmarks import l2_reuse
+
+    raw = gzip.decompress((ROOT / "benchmarks/fixtures/h200_l2_reuse.ncu.csv.gz").read_bytes())
+    parsed = l2_reuse.parse(raw.decode())
+    fixture = json.loads((ROOT / "benchmarks/fixtures/h200_l2_reuse.json").read_text())
+    for kind in l2_reuse.KINDS:
+        for key in ("bytes", "read_share", "write_share", "ncu_us"):
+            assert parsed[kind][key] == fixture["kinds"][kind][key]
