@@ -40,7 +40,9 @@ literature's, with no constant fitted to the labs' measurements:
   feed DRAM, so that time adds to the DRAM time rather than overlapping it (lab 11's
   ``transpose_padded`` at 4097 x 3000: 12 us more than the copy of that shape in Nsight
   Compute, with the same DRAM bytes, for 0.66 M such parts, 10.4 us at the measured rate;
-  ``benchmarks/shape_probe.py``).
+  ``benchmarks/shape_probe.py``). Parts at the ends of a row segment that starts off a
+  sector, on lines written back to DRAM, take a slower rate measured so
+  (:func:`merge_seconds`).
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
