@@ -10,6 +10,7 @@ are medians of CUDA-event measurements after a warm-up (CuPy on the device machi
 
 from __future__ import annotations
 
+import csv
 import functools
 import gzip
 import os
@@ -44,6 +45,43 @@ def ncu_number(text: str) -> float | None:
         return float(text.replace(",", ""))
     except ValueError:
         return None
+
+
+#: Nsight Compute's units, as multiples of the base units (bytes, nanoseconds)
+NCU_UNITS = {"Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+             "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
+
+
+def ncu_launches(text: str) -> list[dict[str, float | None]]:
+    """Nsight Compute's ``--csv`` metrics (one row per launch and metric) as one dict per
+    launch, in launch order: each metric in bytes or nanoseconds whatever unit ncu chose
+    (``--print-units base`` or not), None where it printed no number (``n/a``).
+
+    >>> ncu_launches('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\\n'
+    ...              '"0","k","dram__bytes_read.sum","Mbyte","1.5"')
+    [{'dram__bytes_read.sum': 1500000.0}]
+    """
+    lines = [line for line in text.splitlines() if line.startswith('"')]
+    launches: dict[int, dict[str, float | None]] = {}
+    for row in csv.DictReader(lines):
+        value = ncu_number(row["Metric Value"])
+        if value is not None:
+            value *= NCU_UNITS.get(row.get("Metric Unit", ""), 1.0)
+        launches.setdefault(int(row["ID"]), {})[row["Metric Name"]] = value
+    return [launches[k] for k in sorted(launches)]
+
+
+def back_to_back_ms(launch: Callable[[], object], batch: int = 10, warmup: int = 3,
+                    repeat: int = 20) -> float:
+    """The median time of one ``launch()`` among ``batch`` back to back, by
+    ``cudakit.benchmark`` (CUDA events around each batch): for probes whose kernels
+    ``cudakit.load`` built."""
+    import cudakit
+
+    def run():
+        for _ in range(batch):
+            launch()
+    return cudakit.benchmark(run, warmup=warmup, repeat=repeat).median / batch
 
 
 def cell_sources(notebook: str | Path) -> list[tuple[str, tuple[str, ...]]]:

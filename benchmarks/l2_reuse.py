@@ -27,14 +27,13 @@ Written by hand: a microbenchmark, no library measures an L2's reuse across laun
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import statistics
-import subprocess
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import back_to_back_ms, gpu_line, ncu_launches
 
 SOURCE = r"""
 __global__ void read(const float4 *x, long n, float *sink) {
@@ -101,17 +100,10 @@ def launch_all() -> None:
 
 def time_all() -> dict:
     """Per kind and footprint, the median event time of one launch among 10 back to back."""
-    import cudakit
-
     out: dict = {}
     for kind in KINDS:
         for footprint in FOOTPRINTS:
-            go = _launcher(kind, footprint)
-
-            def ten(go=go):
-                for _ in range(10):
-                    go()
-            ms = cudakit.benchmark(ten, warmup=3, repeat=20).median / 10
+            ms = back_to_back_ms(_launcher(kind, footprint))
             out.setdefault(kind, {})[str(footprint)] = ms
             print(f"{kind:7s} {footprint / MIB:6.0f} MiB {ms * 1e3:8.2f} us", flush=True)
     return out
@@ -130,15 +122,7 @@ def parse(raw: str, times: dict | None = None) -> dict:
     >>> parse("\\n".join(rows))["read"]["read_share"][:2]
     [0.5, 0.25]
     """
-    values: dict[int, dict[str, float]] = {}
-    scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6,
-             "GB": 1e9, "nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
-    lines = [line for line in raw.splitlines() if line.startswith('"')]
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        value = float(row["Metric Value"].replace(",", ""))
-        values.setdefault(int(row["ID"]), {})[row["Metric Name"]] = \
-            value * scale.get(row["Metric Unit"], 1)
-    launches = [values[i] for i in sorted(values)]
+    launches = ncu_launches(raw)
     if len(launches) != len(KINDS) * len(FOOTPRINTS) * LAUNCHES:
         raise ValueError(f"expected {len(KINDS) * len(FOOTPRINTS) * LAUNCHES} launches in the "
                          f"ncu output, found {len(launches)}")
@@ -153,8 +137,8 @@ def parse(raw: str, times: dict | None = None) -> dict:
                                 ("write_share", "dram__bytes_write.sum")):
                 curve[key].append(round(statistics.median(r[metric] for r in steady)
                                         / footprint, 4))
-            curve["ncu_us"].append(statistics.median(r["gpu__time_duration.sum"]
-                                                     for r in steady))
+            curve["ncu_us"].append(round(statistics.median(
+                r["gpu__time_duration.sum"] for r in steady) / 1e3, 3))
         if times:
             curve["event_us"] = [round(times[kind][str(fp)] * 1e3, 3) for fp in FOOTPRINTS]
         out[kind] = curve
@@ -209,10 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         times = json.loads(Path(args.parse[1]).read_text()) if len(args.parse) > 1 else None
         result = parse(Path(args.parse[0]).read_text(), times)
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip() \
-            if len(args.parse) < 3 else args.parse[2]
-        result = {"device": smi, "launches_per_size": LAUNCHES, "kinds": result}
+        result = {"device": gpu_line(), "launches_per_size": LAUNCHES, "kinds": result}
     text = json.dumps(result, indent=1) + "\n"
     if args.out:
         args.out.write_text(text)

@@ -22,13 +22,12 @@ for Nsight Compute (the second is kept: in L2 what fits). Written by hand: a mic
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import back_to_back_ms, gpu_line, ncu_launches
 
 SOURCE = r"""
 __global__ void read(const float *x, long n, int off, float *sink) {
@@ -107,16 +106,10 @@ def launch_all() -> None:
 
 
 def time_all() -> dict:
-    import cudakit
-
     out = {}
     for case in cases():
         go, keep = _launcher(*case)
-
-        def ten(go=go):
-            for _ in range(10):
-                go()
-        ms = cudakit.benchmark(ten, warmup=2, repeat=20).median / 10
+        ms = back_to_back_ms(go, repeat=20, warmup=2)
         out[" ".join(map(str, case))] = ms
         print(f"{case} {ms * 1e3:9.2f} us", flush=True)
         for d in keep:
@@ -127,12 +120,7 @@ def time_all() -> dict:
 def parse(raw: str, times: dict) -> dict:
     """ncu's CSV (two launches per case, in order) and the event times as one record per
     case: the second launch's metrics."""
-    lines = [line for line in raw.splitlines() if line.startswith('"')]
-    values: dict[int, dict[str, float]] = {}
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        values.setdefault(int(row["ID"]), {})[row["Metric Name"]] = \
-            float(row["Metric Value"].replace(",", "").replace("n/a", "nan"))
-    launches = [values[i] for i in sorted(values)]
+    launches = ncu_launches(raw)
     if len(launches) != 2 * len(cases()):
         raise ValueError(f"expected {2 * len(cases())} launches, found {len(launches)}")
     out = []
@@ -192,9 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     result = time_all() if args.time else parse(Path(args.parse[0]).read_text(),
                                                  json.loads(Path(args.parse[1]).read_text()))
     if args.parse:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-        result = {"device": smi, **result}
+        result = {"device": gpu_line(), **result}
     text = json.dumps(result, indent=1) + "\n"
     if args.out:
         args.out.write_text(text)

@@ -799,13 +799,13 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             prows, psectors, pfirst = partial_writes(a)
             t.global_store_partial_sectors += factor * float(prows.size)
             t.global_store_partial_lines += factor * float(pfirst.sum())
-            # a store in a loop of more trips than ptxas unrolls (a 4-trip loop is 4 stores in
-            # SASS, issued one after the other)
-            warps = pair_keys(bid, a.warp)
             if prows.size:  # a request with 2 parts or fewer: a run of lanes off a sector
                 per_request = np.bincount(prows)
                 edge_parts[0] += factor * float((per_request[prows] <= 2).sum())
                 edge_parts[1] += factor * float(prows.size)
+            # a store in a loop of more trips than ptxas unrolls (a 4-trip loop is 4 stores in
+            # SASS, issued one after the other)
+            warps = pair_keys(bid, a.warp)
             looped = warps.size > PTXAS_UNROLL * distinct(warps).size
             # (sectors counted from the heap's start, as _lane_sectors counts them)
             psectors = (psectors - np.uint64(HEAP_BASE // SECTOR)).astype(np.int64)
