@@ -71,6 +71,17 @@ def ncu_launches(text: str) -> list[dict[str, float | None]]:
     return [launches[k] for k in sorted(launches)]
 
 
+def emit_json(result, out: Path | None = None) -> None:
+    """``result`` as indented JSON: into the file ``out``, or printed."""
+    import json
+
+    text = json.dumps(result, indent=1) + "\n"
+    if out:
+        Path(out).write_text(text)
+    else:
+        print(text)
+
+
 def back_to_back_ms(launch: Callable[[], object], batch: int = 10, warmup: int = 3,
                     repeat: int = 20) -> float:
     """The median time of one ``launch()`` among ``batch`` back to back, by

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import back_to_back_ms, gpu_line, ncu_launches
+from benchmarks.common import back_to_back_ms, emit_json, gpu_line, ncu_launches
 
 SOURCE = r"""
 __global__ void read(const float4 *x, long n, float *sink) {
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.device_entry:
         fixture = json.loads(Path(args.device_entry[0]).read_text())
-        print(json.dumps(device_entry(fixture, int(args.device_entry[1]))))
+        emit_json(device_entry(fixture, int(args.device_entry[1])))
         return
     if args.time:
         result = time_all()
@@ -194,11 +194,7 @@ def main(argv: list[str] | None = None) -> None:
         times = json.loads(Path(args.parse[1]).read_text()) if len(args.parse) > 1 else None
         result = parse(Path(args.parse[0]).read_text(), times)
         result = {"device": gpu_line(), "launches_per_size": LAUNCHES, "kinds": result}
-    text = json.dumps(result, indent=1) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        print(text)
+    emit_json(result, args.out)
 
 
 if __name__ == "__main__":

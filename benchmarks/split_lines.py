@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import back_to_back_ms, gpu_line, ncu_launches
+from benchmarks.common import back_to_back_ms, emit_json, gpu_line, ncu_launches
 
 SOURCE = r"""
 __global__ void read(const float *x, long n, int off, float *sink) {
@@ -181,11 +181,7 @@ def main(argv: list[str] | None = None) -> None:
                                                  json.loads(Path(args.parse[1]).read_text()))
     if args.parse:
         result = {"device": gpu_line(), **result}
-    text = json.dumps(result, indent=1) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    else:
-        print(text)
+    emit_json(result, args.out)
 
 
 if __name__ == "__main__":
