@@ -11,8 +11,12 @@ scoreboard; the rules are short and follow the CUDA Programming Guide's throughp
 but those between ``f32`` and ``f16``/``bf16``: ALU work, ``int``),
 ``shfl`` (``shfl``/``vote``/``match``/``redux``), ``branch``, ``ld.global``, ``st.global``,
 ``ld.shared``, ``st.shared``, ``ld.local``, ``st.local``, ``ld.const``, ``atom.global``,
-``atom.shared``, ``barrier``, ``misc``, and ``free`` for what costs no SASS instruction
-(``ld.param`` and ``mov`` of a register become operands; ``cvta`` is an identity on sm_90).
+``atom.shared``, ``barrier``, ``misc``, the tensor instructions ``mma.f16`` (f16 and bf16
+inputs), ``mma.tf32``, ``mma.f64`` and ``mma.i8`` (one per SASS ``HMMA``, ``DMMA`` or
+``IMMA`` a ``wmma.mma`` runs as; a ``wmma.load`` or ``wmma.store`` counts a load or store per
+register it moves: :func:`cudakit.emu.wmma.sass_count`), and ``free`` for what costs no SASS
+instruction (``ld.param`` and ``mov`` of a register become operands; ``cvta`` is an identity on
+sm_90).
 A warp instruction is counted once per warp with at least one active lane, predicated-off
 lanes included, as the hardware issues it. Integer division and remainder, and IEEE float
 division, square root and reciprocal, count the SASS instructions ptxas expands them into
@@ -50,9 +54,12 @@ import re
 
 import numpy as np
 
+from .wmma import sass_count
+
 CLASSES = ("fp32", "fp64", "int", "imad", "sfu", "cvt", "shfl", "branch", "ld.global",
            "st.global", "ld.shared", "st.shared", "ld.local", "st.local", "ld.const",
-           "atom.global", "atom.shared", "barrier", "misc", "free")
+           "atom.global", "atom.shared", "barrier", "misc", "mma.f16", "mma.tf32", "mma.f64",
+           "mma.i8", "free")
 INDEX = {c: i for i, c in enumerate(CLASSES)}
 
 _TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64",
@@ -79,6 +86,8 @@ def instruction_class(opcode: str, operands=()) -> str:
     types = [m for m in mods if m in _TYPES]
     t = types[-1] if types else ""
     space = next((m for m in mods if m in _SPACES), "global")
+    if base == "wmma":
+        return sass_count(opcode)[0]
     if base in ("ld", "ldu"):
         return "free" if space == "param" else f"ld.{space}"
     if base == "st":
@@ -138,6 +147,9 @@ def sass_slots(opcode: str, operands=()) -> dict[str, int]:
     >>> sass_slots("rem.u32"), sass_slots("div.approx.f32")
     ({'int': 13, 'imad': 2, 'sfu': 1}, {'sfu': 1})
     """
+    if opcode.startswith("wmma."):
+        cls, n = sass_count(opcode)
+        return {cls: n}
     key = _expansion(opcode)
     return dict(_EXPANDED[key]) if key else {instruction_class(opcode, operands): 1}
 
@@ -196,10 +208,14 @@ def _kind(ins) -> int:
 #: (:data:`SFU_FTZ`, ``sfu_ftz_latency_cycles``), and ``__sinf``/``__cosf`` (FMUL and
 #: MUFU.SIN) 23 (:data:`SFU_SINCOS`); a shuffle 26 (a chain of ``__shfl_xor_sync`` and an
 #: FADD took 30.2 cycles a step against 4.3 for the FADD alone, ``benchmarks/stall_chains.py``,
-#: ``fixtures/h100_stall_chains.json``); conversions at the ALU's 4, a lower bound. Loads are
-#: not here: their waits are the memory periods.
+#: ``fixtures/h100_stall_chains.json``); conversions at the ALU's 4, a lower bound; a tensor
+#: instruction the cycles of one ``wmma::mma_sync`` waiting for the one before over the SASS
+#: instructions it runs as (f16 31.1 / 2, tf32 37.1 / 4, f64 29.1, 8-bit 29.1 / 2 on an
+#: H200's SM, ``benchmarks/tensor_probe.py``). Loads are not here: their waits are the
+#: memory periods.
 DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 39, "shfl": 26, "fp64": 8,
-             "branch": 1, "misc": 1, "barrier": 1}
+             "branch": 1, "misc": 1, "barrier": 1,
+             "mma.f16": 15.6, "mma.tf32": 9.3, "mma.f64": 29.1, "mma.i8": 14.6}
 SFU_FTZ = 17
 SFU_SINCOS = 23
 

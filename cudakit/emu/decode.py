@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..i18n.messages import _
 from . import numeric as nm
+from . import wmma
 from .batch import Site
 from .counts import block_profile, hoisted, issue_cycles, predicable, scoreboard_program
 from .frontend import Function, Instr, type_size
@@ -612,6 +613,10 @@ def h_selp(ins, scope, program, base, mods, types, t, o):
 
 
 def h_cvt(ins, scope, program, base, mods, types, t, o):
+    if "tf32" in mods:  # cvt.rna.tf32.f32: f32 bits with the low 13 of the mantissa cleared
+        return _to_tf32(scope, o, next((m for m in mods if m in ("rna", "rn", "rz")), "rn"))
+    if len(types) != 2:
+        raise UnsupportedError(f"the conversion '{ins.opcode}'")
     dst_t, src_t = types[0], types[1]
     rnd = next((m for m in mods if m in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")),
                None)
@@ -662,6 +667,26 @@ def h_cvt(ins, scope, program, base, mods, types, t, o):
                                               np.asarray(a(fr, L)).astype(np.int64),
                                               lo, hi).astype(ddt))
     return lambda fr, L: w(fr, L, np.asarray(a(fr, L)).astype(ddt))
+
+
+def _to_tf32(scope, o, rounding: str):
+    """TensorFloat-32 kept in a 32-bit register: the f32 rounded to 10 mantissa bits
+    (to nearest, ties away from zero for ``rna``, to even for ``rn``; ``rz`` truncates);
+    infinities and NaNs pass unchanged."""
+    a = scope.read(o[1], "b32")
+    w = scope.write(o[0], "b32")
+
+    def tf32(fr, L):
+        bits = np.asarray(a(fr, L), np.uint32)
+        if rounding == "rna":
+            up = np.uint32(0x1000)
+        elif rounding == "rn":
+            up = np.uint32(0xFFF) + ((bits >> np.uint32(13)) & np.uint32(1))
+        else:
+            up = np.uint32(0)
+        finite = (bits & np.uint32(0x7F800000)) != np.uint32(0x7F800000)
+        w(fr, L, np.where(finite, (bits + up) & np.uint32(0xFFFFE000), bits))
+    return tf32
 
 
 def h_cvta(ins, scope, program, base, mods, types, t, o):
@@ -983,6 +1008,99 @@ def h_cp_async(ins, scope, program, base, mods, types, t, o):
     return op
 
 
+def h_wmma(ins, scope, program, base, mods, types, t, o):
+    """``wmma.load``, ``wmma.store`` and ``wmma.mma`` (:mod:`cudakit.emu.wmma`)."""
+    what = f"'{ins.opcode}' (line {ins.line})"
+    if mods[0] == "mma":
+        fa, fb, fc, fd = wmma.mma_fragments(ins.opcode)
+        saturate = "satfinite" in mods
+        reads = [[scope.read(r, f"b{f.register_bits}") for r in regs]
+                 for f, regs in ((fa, o[1]), (fb, o[2]), (fc, o[3]))]
+        ws = [scope.write(r, f"b{fd.register_bits}") for r in o[0]]
+
+        def mma(fr, L):
+            warps = wmma.full_warps(fr.b.index(L), what).shape[0]
+            tiles = []
+            for f, rs in zip((fa, fb, fc), reads, strict=True):
+                regs = [np.broadcast_to(r(fr, L), (warps * 32,)).reshape(warps, 32)
+                        for r in rs]
+                tiles.append(wmma.unpack(regs, f))
+            d = wmma.multiply(*tiles, fa, fb)
+            regs = wmma.pack(d, fd, saturate)
+            for k, w in enumerate(ws):
+                w(fr, L, regs[k % fd.slots])
+        return mma
+    f = wmma.fragment(ins.opcode)
+    space = _space(mods)
+    reader, sym_space = scope.address(o[1] if mods[0] == "load" else o[0])
+    if sym_space and space == "generic":
+        space = sym_space
+    regs = o[0] if mods[0] == "load" else o[1]
+    stride = scope.read(o[2], "u32") if len(o) > 2 else None
+    outer, inner = wmma.element_offsets(f)  # (lane, register, element)
+    dtype = wmma.ELEMENTS[f.element][0]
+    size = np.dtype(dtype).itemsize
+    whole = f.role in "ab" or f.layout == "row"  # a register's elements lie side by side
+    rtype = f"b{f.register_bits}"
+    site = _site(ins, program, "ld" if mods[0] == "load" else "st")
+
+    def addresses(fr, L):
+        lanes = wmma.full_warps(fr.b.index(L), what)
+        first = np.asarray(reader(fr, L), np.uint64).reshape(-1)
+        first = np.broadcast_to(first, (lanes.size,)).reshape(lanes.shape)[:, :1]
+        step = f.cols if stride is None else np.broadcast_to(
+            np.asarray(stride(fr, L), np.int64), (lanes.size,)).reshape(lanes.shape)[:, :1]
+        offset = (outer[None] * np.asarray(step)[..., None, None] + inner[None]) * size
+        return lanes, first[..., None, None] + offset.astype(np.uint64)
+
+    per = f.chunk // f.per_register  # registers per access
+    store_t = np.uint64 if f.register_bits == 64 else np.uint32
+    shifts = (np.arange(f.per_register) * f.bits).astype(store_t)
+
+    def moves(addr):
+        """(addresses per lane, registers, element count) of each access: a chunk of a row
+        at once, or element by element for an accumulator laid out in columns."""
+        if whole:
+            return [(addr[:, :, a * per, 0].reshape(-1), range(a * per, (a + 1) * per), f.chunk)
+                    for a in range(f.accesses)]
+        return [(addr[:, :, r, j].reshape(-1), (r, j), 1)
+                for r in range(f.slots) for j in range(f.per_register)]
+
+    if mods[0] == "load":
+        ws = [scope.write(r, rtype) for r in regs]
+
+        def load(fr, L):
+            lanes, addr = addresses(fr, L)
+            flat = lanes.reshape(-1)
+            values = np.zeros((flat.size, f.slots, f.per_register), dtype)
+            for where, which, count in moves(addr):
+                parts = np.stack(fr.b.load(where, flat, space, dtype, count, site), axis=-1)
+                if whole:
+                    values[:, which.start:which.stop, :] = parts.reshape(flat.size, per, -1)
+                else:
+                    values[:, which[0], which[1]] = parts[:, 0]
+            bits = (values.astype(store_t) << shifts).sum(axis=-1, dtype=store_t)
+            for k, w in enumerate(ws):
+                w(fr, L, bits[:, k % f.slots])
+        return load
+
+    rs = [scope.read(r, rtype) for r in regs[: f.slots]]
+    mask = store_t(2**f.bits - 1)
+
+    def store(fr, L):
+        lanes, addr = addresses(fr, L)
+        flat = lanes.reshape(-1)
+        bits = np.stack([np.broadcast_to(np.asarray(r(fr, L)).astype(store_t), (flat.size,))
+                         for r in rs], axis=-1)
+        values = ((bits[..., None] >> shifts) & mask).astype(dtype)  # (lanes, reg, element)
+        for where, which, count in moves(addr):
+            if whole:
+                chunk = values[:, which.start:which.stop, :].reshape(flat.size, count)
+                fr.b.store(where, flat, space, list(chunk.T), dtype, site)
+            else:
+                fr.b.store(where, flat, space, [values[:, which[0], which[1]]], dtype, site)
+    return store
+
 HANDLERS = {
     "mov": h_mov,
     **{k: h_binary for k in ("add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max",
@@ -1002,7 +1120,7 @@ HANDLERS = {
     "bfe": h_bitfield, "bfi": h_bitfield, "bmsk": h_bitfield, "prmt": h_bitfield,
     "lop3": h_bitfield,
     "shf": h_bitfield, "testp": h_testp, "dp4a": h_dp4a, "dp2a": h_dp4a,
-    "call": h_call, "cp": h_cp_async,
+    "call": h_call, "cp": h_cp_async, "wmma": h_wmma,
 }
 
 # Instructions that read and write only the executing lane's registers: when every live lane

@@ -18,7 +18,9 @@ literature's, with no constant fitted to the labs' measurements:
   block's barriers make it wait for its slowest warp, so its periods count; the
   warps resident together overlap their waits, so each round of resident blocks takes at
   least one warp's chain of waits plus its own issue, which is no faster than the stall
-  counts ptxas wrote into the SASS allow (:func:`own_path`). This is Hong & Kim's case with too few
+  counts ptxas wrote into the SASS allow (:func:`own_path`); blocks kept in step by barriers
+  add their waits to the work between them, which takes at least the busiest pipe's time
+  (:func:`busiest_pipe`). This is Hong & Kim's case with too few
   warps to hide the latency; with enough warps a throughput bound is larger.
 * **Waves**: blocks go to the SMs in rounds of (SMs x resident blocks); per-SM terms count the
   busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2 (unless
@@ -43,6 +45,9 @@ literature's, with no constant fitted to the labs' measurements:
   ``benchmarks/shape_probe.py``). Parts at the ends of a row segment that starts off a
   sector, on lines written back to DRAM, take a slower rate measured so
   (:func:`merge_seconds`).
+* **Tensor cores**: ``wmma``'s SASS tensor instructions (``HMMA``, ``DMMA``, ``IMMA``) at
+  the rates ``benchmarks/tensor_probe.py`` measured per clock per SM, one shared unit
+  (:func:`tensor_cycles`); a device without the figures cannot run them.
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
@@ -65,17 +70,25 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from ..errors import ArgumentError
+
 #: the pipe classes of :mod:`cudakit.emu.counts` and the device figure giving their rate
 PIPES = {"FP32": (("fp32",), "fp32_fma"), "FP64": (("fp64",), "fp64_fma"),
          "integer": (("int",), "int32_add"), "integer multiply": (("imad",), "imad"),
          "SFU": (("sfu", "cvt"), "sfu"), "shuffle": (("shfl",), "shfl")}
+#: the tensor instruction classes of :mod:`cudakit.emu.counts` (SASS ``HMMA``, ``DMMA``,
+#: ``IMMA``) and the device figure of each one's rate, per clock per SM
+#: (``benchmarks/tensor_probe.py``); they share the SM's tensor cores, so their times add
+TENSOR = {"mma.f16": "mma_f16_per_clk_per_sm", "mma.tf32": "mma_tf32_per_clk_per_sm",
+          "mma.f64": "mma_f64_per_clk_per_sm", "mma.i8": "mma_i8_per_clk_per_sm"}
 #: the public bound name of each term that is not one already
 PUBLIC = {"integer": "issue", "integer multiply": "issue", "shuffle": "issue",
           "shared atomics": "atomics"}
 #: the classes whose PTX count is the SASS count (ptxas rewrites integer and control work)
 STALLED = ("fp32", "fp64", "sfu", "ld.global", "st.global", "ld.shared", "st.shared")
 PER_SM = ("issue", "L1/LSU", "shared-memory wavefronts", "FP32", "FP64", "integer",
-          "integer multiply", "SFU", "shuffle", "shared atomics", "constant cache")
+          "integer multiply", "SFU", "shuffle", "shared atomics", "constant cache",
+          "tensor cores")
 
 
 def time_of_dram(read: float, write: float, *, read_gbs: float, copy_gbs: float,
@@ -127,6 +140,26 @@ def merge_seconds(t, figures: dict) -> float:
     kept = partial_store_seconds(t.global_store_merges * (1 - share),
                                  t.global_store_merge_lines * (1 - share), figures)
     return kept + (t.global_store_merges * share / rate if rate else 0.0)
+
+
+def tensor_cycles(x, d) -> float:
+    """SM cycles the launch's tensor instructions hold the tensor cores, summed over SMs
+    (each class at its measured rate; a device without the figure cannot run them: an
+    error names it).
+
+    >>> from types import SimpleNamespace as NS
+    >>> tensor_cycles(NS(classes={"mma.f16": 1000}), NS(figures={"mma_f16_per_clk_per_sm": 0.5}))
+    2000.0
+    """
+    cycles = 0.0
+    for cls, figure in TENSOR.items():
+        if n := x.classes.get(cls, 0):
+            rate = d.figures.get(figure)
+            if not rate:
+                raise ArgumentError(f"the device has no measured rate for tensor instructions "
+                                    f"'{cls}' ({figure}): it cannot run this kernel's wmma")
+            cycles += n / rate
+    return cycles
 
 
 def atomic_seconds(t, d) -> float:
@@ -323,6 +356,31 @@ def own_path(x: Launch) -> float:
                x.issued * x.fetch)
 
 
+def busiest_pipe(x: Launch, d) -> tuple[str, float]:
+    """The SM pipe that needs the most cycles per warp for a warp's share of the launch, and
+    those cycles: the data pipe (L1 lines and shared-memory wavefronts: one path), the tensor
+    cores, and each arithmetic pipe at its rate (the throughput terms of :func:`_terms`, per
+    warp).
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = NS(global_lines=0, local_lines=0, shared_wavefronts=64)
+    >>> x = NS(traffic=t, warps=2, classes={"fp32": 32})
+    >>> d = NS(l1_read_bytes_per_clk_per_sm=128, shared_bytes_per_clk_per_sm=128, fp32_fma=4,
+    ...        fp64_fma=1, int32_add=2, imad=1, sfu=0.5, shfl=1, figures={})
+    >>> busiest_pipe(x, d)   # 32 wavefronts a warp, one a clock, against 4 clocks of FFMA
+    ('L1 and shared memory', 32.0)
+    """
+    t = x.traffic
+    w = max(x.warps, 1.0)
+    cycles = {"L1 and shared memory": (t.global_lines + t.local_lines) * 128 /
+              d.l1_read_bytes_per_clk_per_sm + t.shared_wavefronts * 128 /
+              d.shared_bytes_per_clk_per_sm, "tensor cores": tensor_cycles(x, d)}
+    for pipe, (classes, rate) in PIPES.items():
+        cycles[pipe] = sum(x.classes.get(c, 0) for c in classes) / getattr(d, rate)
+    name = max(cycles, key=cycles.get)
+    return name, cycles[name] / w
+
+
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:
     """Cycles of one round of ``warps`` resident warps on an SM, and what limits it.
 
@@ -372,8 +430,10 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # here, as if the other blocks filled its waits, left lab 12's register-tiled matmuls
         # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
         # Compute shows them issuing in 65-83 % of the slots.) Global loads issued well
-        # before their use come back while the warp issues (:func:`hidden_waits`).
-        block = max(comp * warps, path)
+        # before their use come back while the warp issues (:func:`hidden_waits`). The work
+        # between barriers takes at least what the SM's busiest pipe needs for it
+        # (:func:`busiest_pipe`: a tensor-core GEMM's shared-memory tiles and HMMAs).
+        block = max(comp * warps, path, busiest_pipe(x, d)[1] * warps)
         waits = mem - hidden_waits(x, load)
         in_phase = waits + block > own
         own = max(own, waits + block)
@@ -423,6 +483,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
     for pipe, (classes, rate) in PIPES.items():
         terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
             getattr(d, rate) * clock)
+    terms["tensor cores"] = tensor_cycles(x, d) * share / clock
     resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
     cycles, limit = hong_kim(x, d, resident, dram)
     if limit == "memory":
@@ -589,11 +650,14 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
             ahead = (f"; {hidden:.0f} more for global loads issued a median of "
                      f"{statistics.median_low(x.loads_ahead.distances)} instructions before "
                      f"their use hide behind the warp's own work" if hidden > mem / 4 else "")
+            pipe, cycles = busiest_pipe(x, d)
+            comp = issue_slots(x) / w / d.issue_per_clk_per_sm
+            shared = (f"then share the {pipe} ({cycles:.0f} cycles per warp)" if cycles > comp
+                      else f"then share the schedulers ({per_scheduler:g} warps per scheduler)")
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "
                     f"warp keep the {blocks} resident block{'s' if blocks > 1 else ''} in step: "
                     f"they wait for their loads together ({mem:.0f} cycles per warp"
-                    f"{_shared_note(x, d, mem)}{ahead}), then share the schedulers "
-                    f"({per_scheduler:g} warps per scheduler), {share}")
+                    f"{_shared_note(x, d, mem)}{ahead}), {shared}, {share}")
         if x.fetch and own_path(x) == x.issued * x.fetch:
             return (f"latency-bound on instruction fetch: the loop code its TPC's two SMs run "
                     f"overflows their shared instruction cache, so each warp waits "
@@ -627,6 +691,10 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
     if bound in ("atomics", "shared atomics"):
         return (f"atomics-bound: {t.global_atomics:.3g} atomics, {t.hot_address_atomics:.3g} "
                 f"on the busiest address, {share}")
+    if bound == "tensor cores":
+        n = sum(x.classes.get(c, 0) for c in TENSOR)
+        return (f"tensor-core-bound: {n:.3g} warp matrix instructions (HMMA/DMMA/IMMA) at "
+                f"{n / tensor_cycles(x, d):.2g} per clock per SM, {share}")
     if key in PIPES:
         classes, rate = PIPES[key]
         n = sum(x.classes.get(c, 0) for c in classes)

@@ -38,7 +38,7 @@ GROUPS = {"alu": ("fp32", "fp64", "int", "imad", "cvt", "free", "branch"), "sfu"
           "global": ("ld.global", "st.global", "atom.global", "ld.local", "st.local",
                      "ld.const"),
           "shared": ("ld.shared", "st.shared", "atom.shared"),
-          "sync": ("barrier", "misc", "shfl")}
+          "sync": ("barrier", "misc", "shfl", "mma.f16", "mma.tf32", "mma.f64", "mma.i8")}
 #: seconds per count on the CI machine's kind (2 cores), from ``python -m
 #: benchmarks.work_clock --calls benchmarks/fixtures/ci_work_clock_calls.json.gz``, the
 #: labs' 1621 emulator launches of more than 10 ms (2026-11-29; counted over measured
