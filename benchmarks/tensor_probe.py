@@ -5,8 +5,9 @@ independent ``wmma::mma_sync`` on them (accumulators kept in registers), timing 
 with ``clock64()`` and noting its SM. With all warps of the grid resident (4 blocks of 4 warps
 per SM, and 8), the SM's tensor instructions per clock are its warps' ``wmma`` count x the
 SASS instructions each runs as (:func:`cudakit.emu.wmma.sass_count`) / the cycles from its
-first warp's start to its last one's stop (the best of the two setups); one warp with one
-accumulator gives the latency of a dependent ``wmma`` (cycles per trip).
+first warp's start to its last one's stop (the best of the two setups), and the SM clock
+while they ran is those cycles over the launch's event time; one warp with one accumulator
+gives the latency of a dependent ``wmma`` (cycles per trip).
 
     python -m benchmarks.tensor_probe --record OUT.json   # on the GPU
     python -m benchmarks.tensor_probe                     # here: the stored figures
@@ -150,16 +151,20 @@ def spans(clocks: np.ndarray) -> dict[str, float]:
 
 
 def figures(stored: dict) -> dict[str, dict[str, float]]:
-    """Per kind: SASS tensor instructions per clock per SM (the best of the resident setups)
-    and the cycles of one dependent ``wmma.mma``."""
+    """Per kind: SASS tensor instructions per clock per SM (the best of the resident setups),
+    the SM clock while they ran (that setup's cycles over its event time, GHz) and the cycles
+    of one dependent ``wmma.mma``."""
     out: dict[str, dict[str, float]] = {}
     for row in stored["rows"]:
-        f = out.setdefault(row["kind"], {"per_clk_per_sm": 0.0, "latency_cycles": 0.0})
+        f = out.setdefault(row["kind"], {"per_clk_per_sm": 0.0, "clock_ghz": 0.0,
+                                         "latency_cycles": 0.0})
         mmas = stored["trips"] * row["accumulators"]
         if row["blocks_per_sm"]:
             rate = row["warps_per_sm_max"] * mmas * sass_per_mma(row["kind"]) / \
                 row["sm_cycles_median"]
-            f["per_clk_per_sm"] = max(f["per_clk_per_sm"], rate)
+            if rate > f["per_clk_per_sm"]:
+                f["per_clk_per_sm"] = rate
+                f["clock_ghz"] = row["sm_cycles_median"] / (row["ms"] * 1e-3) / 1e9
         else:
             f["latency_cycles"] = row["warp_cycles_median"] / mmas
     return out
@@ -171,10 +176,11 @@ def show() -> None:
         stored = json.load(f)
     print(f"{stored['device']}: SASS tensor instructions per clock per SM, and the cycles of "
           "one dependent wmma::mma_sync")
-    print("| kind | per clock per SM | dependent wmma (cycles) |")
-    print("|---|---|---|")
+    print("| kind | per clock per SM | SM clock (GHz) | dependent wmma (cycles) |")
+    print("|---|---|---|---|")
     for kind, f in figures(stored).items():
-        print(f"| {kind} | {f['per_clk_per_sm']:.3f} | {f['latency_cycles']:.1f} |")
+        print(f"| {kind} | {f['per_clk_per_sm']:.3f} | {f['clock_ghz']:.2f} | "
+              f"{f['latency_cycles']:.1f} |")
 
 
 def main(argv=None) -> None:

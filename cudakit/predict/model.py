@@ -46,8 +46,9 @@ literature's, with no constant fitted to the labs' measurements:
   sector, on lines written back to DRAM, take a slower rate measured so
   (:func:`merge_seconds`).
 * **Tensor cores**: ``wmma``'s SASS tensor instructions (``HMMA``, ``DMMA``, ``IMMA``) at
-  the rates ``benchmarks/tensor_probe.py`` measured per clock per SM, one shared unit
-  (:func:`tensor_cycles`); a device without the figures cannot run them.
+  the rates ``benchmarks/tensor_probe.py`` measured per clock per SM, one shared unit, at the
+  lower clock the GPU keeps under that load (:func:`tensor_cycles`); a device without the
+  rates cannot run them.
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
@@ -77,10 +78,13 @@ PIPES = {"FP32": (("fp32",), "fp32_fma"), "FP64": (("fp64",), "fp64_fma"),
          "integer": (("int",), "int32_add"), "integer multiply": (("imad",), "imad"),
          "SFU": (("sfu", "cvt"), "sfu"), "shuffle": (("shfl",), "shfl")}
 #: the tensor instruction classes of :mod:`cudakit.emu.counts` (SASS ``HMMA``, ``DMMA``,
-#: ``IMMA``) and the device figure of each one's rate, per clock per SM
-#: (``benchmarks/tensor_probe.py``); they share the SM's tensor cores, so their times add
-TENSOR = {"mma.f16": "mma_f16_per_clk_per_sm", "mma.tf32": "mma_tf32_per_clk_per_sm",
-          "mma.f64": "mma_f64_per_clk_per_sm", "mma.i8": "mma_i8_per_clk_per_sm"}
+#: ``IMMA``) and the device figures of each one's rate, per clock per SM, and of the SM clock
+#: while they keep the tensor cores busy (``benchmarks/tensor_probe.py``: the GPU lowers its
+#: clock under this load); they share the SM's tensor cores, so their times add
+TENSOR = {"mma.f16": ("mma_f16_per_clk_per_sm", "mma_f16_clock_ghz"),
+          "mma.tf32": ("mma_tf32_per_clk_per_sm", "mma_tf32_clock_ghz"),
+          "mma.f64": ("mma_f64_per_clk_per_sm", "mma_f64_clock_ghz"),
+          "mma.i8": ("mma_i8_per_clk_per_sm", "mma_i8_clock_ghz")}
 #: the public bound name of each term that is not one already
 PUBLIC = {"integer": "issue", "integer multiply": "issue", "shuffle": "issue",
           "shared atomics": "atomics"}
@@ -143,22 +147,25 @@ def merge_seconds(t, figures: dict) -> float:
 
 
 def tensor_cycles(x, d) -> float:
-    """SM cycles the launch's tensor instructions hold the tensor cores, summed over SMs
-    (each class at its measured rate; a device without the figure cannot run them: an
-    error names it).
+    """Cycles of the device's clock that the launch's tensor instructions hold the tensor
+    cores, summed over SMs: each class at its measured rate, slowed by the clock the GPU
+    keeps under that load where it was measured (a device without the rate cannot run
+    them: an error names it).
 
     >>> from types import SimpleNamespace as NS
-    >>> tensor_cycles(NS(classes={"mma.f16": 1000}), NS(figures={"mma_f16_per_clk_per_sm": 0.5}))
-    2000.0
+    >>> d = NS(clock_ghz=2.0, figures={"mma_f16_per_clk_per_sm": 0.5, "mma_f16_clock_ghz": 1.6})
+    >>> tensor_cycles(NS(classes={"mma.f16": 1000}), d)   # 2000 cycles at 1.6 GHz
+    2500.0
     """
     cycles = 0.0
-    for cls, figure in TENSOR.items():
+    for cls, (rate_figure, clock_figure) in TENSOR.items():
         if n := x.classes.get(cls, 0):
-            rate = d.figures.get(figure)
+            rate = d.figures.get(rate_figure)
             if not rate:
                 raise ArgumentError(f"the device has no measured rate for tensor instructions "
-                                    f"'{cls}' ({figure}): it cannot run this kernel's wmma")
-            cycles += n / rate
+                                    f"'{cls}' ({rate_figure}): it cannot run this kernel's "
+                                    f"wmma")
+            cycles += n / rate * d.clock_ghz / d.figures.get(clock_figure, d.clock_ghz)
     return cycles
 
 
@@ -492,6 +499,13 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
         # GPU, not per SM); rounds limited by latency or issue take whole rounds
         rounds = min(rounds, max(x.blocks / (d.sm_count * x.blocks_per_sm), 1.0))
     terms["latency"] = rounds * cycles / clock
+    left = blocks_on_busiest - (rounds - 1) * x.blocks_per_sm
+    if limit != "memory" and rounds > 1 and float(blocks_on_busiest).is_integer() and \
+            0 < left < x.blocks_per_sm:
+        # the busiest SM's last round runs only the blocks left over: fewer warps share its
+        # schedulers and pipes
+        last, _ = hong_kim(x, d, left * x.warps_per_block, dram)
+        terms["latency"] = ((rounds - 1) * cycles + last) / clock
     terms["limit"] = limit  # what decides the Hong & Kim term
     return terms
 
@@ -694,7 +708,8 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
     if bound == "tensor cores":
         n = sum(x.classes.get(c, 0) for c in TENSOR)
         return (f"tensor-core-bound: {n:.3g} warp matrix instructions (HMMA/DMMA/IMMA) at "
-                f"{n / tensor_cycles(x, d):.2g} per clock per SM, {share}")
+                f"{n / tensor_cycles(x, d):.2g} per clock per SM (the SM's clock drops under "
+                f"this load), {share}")
     if key in PIPES:
         classes, rate = PIPES[key]
         n = sum(x.classes.get(c, 0) for c in classes)

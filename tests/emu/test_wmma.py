@@ -199,3 +199,20 @@ def test_the_instruction_classes_are_the_sass_ones():
         "st.global", 4)
     assert instruction_class("wmma.load.b.sync.aligned.col.m16n16k16.shared.f16") == \
         "ld.shared"
+
+
+def test_the_experimental_sub_byte_types_are_named_as_unsupported():
+    src = r"""
+#include <mma.h>
+using namespace nvcuda;
+__global__ void s4(const void *a, const void *b, int *c) {
+    wmma::fragment<wmma::matrix_a, 8, 8, 32, wmma::experimental::precision::s4,
+                   wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, a, 32);
+}
+"""
+    with pytest.raises(UnsupportedError, match=r"\.s4"):
+        build(src).get_function("s4")(emu.In(np.zeros(128, np.uint8)),
+                                      emu.In(np.zeros(128, np.uint8)),
+                                      emu.Out(np.zeros(64, np.int32)), block=(32, 1, 1),
+                                      grid=(1, 1))

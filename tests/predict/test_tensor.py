@@ -27,6 +27,8 @@ def test_the_tensor_rates_are_the_probes_measurement():
         figures = cudakit.predict.load(device).figures
         for figure, kind in FIGURE_OF.items():
             assert figures[figure] == pytest.approx(measured[kind]["per_clk_per_sm"], abs=1e-3)
+            clock = figure.replace("per_clk_per_sm", "clock_ghz")
+            assert figures[clock] == pytest.approx(measured[kind]["clock_ghz"], abs=1e-3)
     # bf16 runs at the f16 rate (the figure is the lower of the two)
     assert measured["bf16_f32"]["per_clk_per_sm"] == pytest.approx(
         measured["f16_f32"]["per_clk_per_sm"], rel=0.01)
@@ -40,8 +42,9 @@ def test_a_dependent_wmma_takes_its_measured_latency():
         assert per_wmma == pytest.approx(measured[kind]["latency_cycles"], abs=0.3)
 
 
-def test_the_probes_own_loop_is_tensor_bound_at_the_measured_rate():
-    """Self-consistency: the probe's kernel, as launched, is priced by the rate it measured."""
+def test_the_probes_own_loop_is_tensor_bound_and_takes_its_measured_time():
+    """The probe's kernel as launched: its rate and clock come from this run, so the
+    prediction must give the run's event time back (within the launch's fixed cost)."""
     kernels = tensor_probe.source()
     sms = cudakit.predict.load("H200").sm_count
     z = np.zeros(1 << 12, np.float16)
@@ -53,6 +56,8 @@ def test_the_probes_own_loop_is_tensor_bound_at_the_measured_rate():
     assert "tensor-core-bound" in p.explanation
     hmma = sms * 32 * tensor_probe.TRIPS * 4 * 2
     assert p.counts["warp_instructions"]["mma.f16"] == pytest.approx(hmma, rel=0.01)
+    row = next(r for r in PROBE["rows"] if r["kind"] == "f16_f32" and r["blocks_per_sm"] == 8)
+    assert p.ms == pytest.approx(row["ms"], rel=0.03)
 
 
 @pytest.mark.parametrize("kernel", list(wmma_gemm.KERNELS))
