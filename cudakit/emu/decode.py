@@ -1054,8 +1054,6 @@ def h_wmma(ins, scope, program, base, mods, types, t, o):
         return lanes, first[..., None, None] + offset.astype(np.uint64)
 
     per = f.chunk // f.per_register  # registers per access
-    store_t = np.uint64 if f.register_bits == 64 else np.uint32
-    shifts = (np.arange(f.per_register) * f.bits).astype(store_t)
 
     def moves(addr):
         """(addresses per lane, registers, element count) of each access: a chunk of a row
@@ -1079,20 +1077,18 @@ def h_wmma(ins, scope, program, base, mods, types, t, o):
                     values[:, which.start:which.stop, :] = parts.reshape(flat.size, per, -1)
                 else:
                     values[:, which[0], which[1]] = parts[:, 0]
-            bits = (values.astype(store_t) << shifts).sum(axis=-1, dtype=store_t)
+            bits = wmma.join(values, f)
             for k, w in enumerate(ws):
                 w(fr, L, bits[:, k % f.slots])
         return load
 
     rs = [scope.read(r, rtype) for r in regs[: f.slots]]
-    mask = store_t(2**f.bits - 1)
 
     def store(fr, L):
         lanes, addr = addresses(fr, L)
         flat = lanes.reshape(-1)
-        bits = np.stack([np.broadcast_to(np.asarray(r(fr, L)).astype(store_t), (flat.size,))
-                         for r in rs], axis=-1)
-        values = ((bits[..., None] >> shifts) & mask).astype(dtype)  # (lanes, reg, element)
+        values = wmma.split(np.stack([np.broadcast_to(r(fr, L), (flat.size,)) for r in rs],
+                                     axis=-1), f)  # (lanes, register, element)
         for where, which, count in moves(addr):
             if whole:
                 chunk = values[:, which.start:which.stop, :].reshape(flat.size, count)

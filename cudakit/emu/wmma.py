@@ -236,15 +236,25 @@ def encode_values(values: np.ndarray, element: str, saturate: bool = False) -> n
     return (values.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)  # s32 wraps
 
 
+def join(elements: np.ndarray, f: Fragment) -> np.ndarray:
+    """Stored elements (..., per register) -> the registers' bits (...)."""
+    store = np.uint64 if f.register_bits == 64 else np.uint32
+    shifts = (np.arange(f.per_register) * f.bits).astype(store)
+    return (elements.astype(store) << shifts).sum(axis=-1, dtype=store)
+
+
+def split(bits: np.ndarray, f: Fragment) -> np.ndarray:
+    """Registers' bits (...) -> their stored elements (..., per register)."""
+    store = np.uint64 if f.register_bits == 64 else np.uint32
+    shifts = (np.arange(f.per_register) * f.bits).astype(store)
+    elements = (np.asarray(bits).astype(store)[..., None] >> shifts) & store(2**f.bits - 1)
+    return elements.astype(ELEMENTS[f.element][0])
+
+
 def unpack(registers: list[np.ndarray], f: Fragment) -> np.ndarray:
     """(warps, 32) register bits, one array per register -> the warps' tiles in fragment
     order, (warps, rows, cols) of numbers."""
-    dtype, bits = ELEMENTS[f.element]
-    store = np.uint64 if f.register_bits == 64 else np.uint32
-    regs = np.stack([np.asarray(r) for r in registers[: f.slots]], axis=-1).astype(store)
-    shifts = (np.arange(f.per_register) * bits).astype(store)
-    mask = store(2**bits - 1)
-    values = decode_values(((regs[..., None] >> shifts) & mask).astype(dtype), f.element)
+    values = decode_values(split(np.stack(registers[: f.slots], axis=-1), f), f.element)
     rows, cols = coordinates(f)
     tile = np.zeros((values.shape[0], f.rows, f.cols), values.dtype)
     tile[:, rows, cols] = values
@@ -254,10 +264,7 @@ def unpack(registers: list[np.ndarray], f: Fragment) -> np.ndarray:
 def pack(tile: np.ndarray, f: Fragment, saturate: bool = False) -> list[np.ndarray]:
     """(warps, rows, cols) numbers -> per register, the bits of every lane (warps * 32)."""
     rows, cols = coordinates(f)
-    elements = encode_values(tile[:, rows, cols], f.element, saturate)
-    store = np.uint64 if f.register_bits == 64 else np.uint32
-    shifts = (np.arange(f.per_register) * f.bits).astype(store)
-    regs = (elements.astype(store) << shifts).sum(axis=-1, dtype=store)
+    regs = join(encode_values(tile[:, rows, cols], f.element, saturate), f)
     return [regs[:, :, s].reshape(-1) for s in range(f.slots)]
 
 

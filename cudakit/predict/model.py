@@ -23,8 +23,9 @@ literature's, with no constant fitted to the labs' measurements:
   (:func:`busiest_pipe`). This is Hong & Kim's case with too few
   warps to hide the latency; with enough warps a throughput bound is larger.
 * **Waves**: blocks go to the SMs in rounds of (SMs x resident blocks); per-SM terms count the
-  busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2 (unless
-  its rounds queue on DRAM bandwidth: then a partial round takes its part of a full one).
+  busiest SM's blocks, the latency bound whole rounds, so a 1.1-wave launch pays for 2, the
+  second with the blocks left over on the busiest SM (unless its rounds queue on DRAM
+  bandwidth: then a partial round takes its part of a full one).
 * **Block dispatch**: the GPU starts blocks at a limited rate (``block_launch_per_s``,
   measured with an empty kernel of 2^21 one-warp blocks): a grid of many tiny blocks takes
   at least blocks / rate, a throughput bound like the others (absent figure: no term).
@@ -363,11 +364,33 @@ def own_path(x: Launch) -> float:
                x.issued * x.fetch)
 
 
+def pipe_cycles(x: Launch, d) -> dict[str, float]:
+    """SM cycles each pipe needs for the whole launch, summed over SMs: the L1 (lines of
+    global and local requests), shared memory (wavefronts), the tensor cores and each
+    arithmetic pipe at its rate.
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = NS(global_lines=0, local_lines=0, shared_wavefronts=64)
+    >>> x = NS(traffic=t, classes={"fp32": 32})
+    >>> d = NS(l1_read_bytes_per_clk_per_sm=128, shared_bytes_per_clk_per_sm=128, fp32_fma=4,
+    ...        fp64_fma=1, int32_add=2, imad=1, sfu=0.5, shfl=1, figures={})
+    >>> pipe_cycles(x, d)["shared-memory wavefronts"], pipe_cycles(x, d)["FP32"]
+    (64.0, 8.0)
+    """
+    t = x.traffic
+    cycles = {"L1/LSU": (t.global_lines + t.local_lines) * 128 / d.l1_read_bytes_per_clk_per_sm,
+              "shared-memory wavefronts": t.shared_wavefronts * 128 /
+              d.shared_bytes_per_clk_per_sm,
+              "tensor cores": tensor_cycles(x, d)}
+    for pipe, (classes, rate) in PIPES.items():
+        cycles[pipe] = sum(x.classes.get(c, 0) for c in classes) / getattr(d, rate)
+    return cycles
+
+
 def busiest_pipe(x: Launch, d) -> tuple[str, float]:
-    """The SM pipe that needs the most cycles per warp for a warp's share of the launch, and
-    those cycles: the data pipe (L1 lines and shared-memory wavefronts: one path), the tensor
-    cores, and each arithmetic pipe at its rate (the throughput terms of :func:`_terms`, per
-    warp).
+    """The SM pipe that needs the most cycles for a warp's share of the launch, and those
+    cycles (:func:`pipe_cycles` per warp; L1 lines and shared-memory wavefronts take one
+    data path, so they add).
 
     >>> from types import SimpleNamespace as NS
     >>> t = NS(global_lines=0, local_lines=0, shared_wavefronts=64)
@@ -377,15 +400,11 @@ def busiest_pipe(x: Launch, d) -> tuple[str, float]:
     >>> busiest_pipe(x, d)   # 32 wavefronts a warp, one a clock, against 4 clocks of FFMA
     ('L1 and shared memory', 32.0)
     """
-    t = x.traffic
-    w = max(x.warps, 1.0)
-    cycles = {"L1 and shared memory": (t.global_lines + t.local_lines) * 128 /
-              d.l1_read_bytes_per_clk_per_sm + t.shared_wavefronts * 128 /
-              d.shared_bytes_per_clk_per_sm, "tensor cores": tensor_cycles(x, d)}
-    for pipe, (classes, rate) in PIPES.items():
-        cycles[pipe] = sum(x.classes.get(c, 0) for c in classes) / getattr(d, rate)
+    cycles = pipe_cycles(x, d)
+    cycles["L1 and shared memory"] = cycles.pop("L1/LSU") + \
+        cycles.pop("shared-memory wavefronts")
     name = max(cycles, key=cycles.get)
-    return name, cycles[name] / w
+    return name, cycles[name] / max(x.warps, 1.0)
 
 
 def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[float, str]:
@@ -473,10 +492,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
         "memory": dram_seconds(t, d),
         "L2": (t.l2_read_bytes + t.l2_write_bytes) / (d.l2_read_gbs * 1e9),
         "issue": issue_slots(x) * share / (d.issue_per_clk_per_sm * clock),
-        "L1/LSU": (t.global_lines + t.local_lines) * 128 * share /
-                  (d.l1_read_bytes_per_clk_per_sm * clock),
-        "shared-memory wavefronts": t.shared_wavefronts * 128 * share /
-                                    (d.shared_bytes_per_clk_per_sm * clock),
+        **{pipe: cycles * share / clock for pipe, cycles in pipe_cycles(x, d).items()},
         "atomics": atomic_seconds(t, d),
         "shared atomics": t.shared_atomic_slots * 32 * share /
                           (d.shared_atomic_per_clk_per_sm * clock),
@@ -487,10 +503,6 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
         "constant cache": t.constant_replays * share / (rate * clock)
         if (rate := d.figures.get("constant_replays_per_clk_per_sm")) else 0.0,
     }
-    for pipe, (classes, rate) in PIPES.items():
-        terms[pipe] = sum(x.classes.get(c, 0) for c in classes) * share / (
-            getattr(d, rate) * clock)
-    terms["tensor cores"] = tensor_cycles(x, d) * share / clock
     resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
     cycles, limit = hong_kim(x, d, resident, dram)
     if limit == "memory":
