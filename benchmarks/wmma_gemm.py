@@ -25,6 +25,7 @@ Written by hand: a benchmark.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -232,15 +233,22 @@ def _inputs(size: int, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return a, b, a.astype(np.float64), b.astype(np.float64)
 
 
-def record(out: Path, kernels: dict | None = None) -> None:
+def _suite(suite):
+    """This module, or another laid out as it is (``benchmarks/mma_gemm.py``): its
+    ``SOURCE``, ``KERNELS``, ``HELD_OUT``, ``STORED``, ``HELD_OUT_STORED`` and ``BLIND``."""
+    return suite or sys.modules[__name__]
+
+
+def record(out: Path, kernels: dict | None = None, suite=None) -> None:
     """Check each kernel against NumPy at the first size, time it at every size, write
     ``out`` (cudakit on a GPU: its ``load`` and events)."""
     import cudakit
     from cudakit import cuda
 
-    module = cudakit.load(SOURCE, options=["-O3"])
+    suite = _suite(suite)
+    module = cudakit.load(suite.SOURCE, options=["-O3"])
     rows = []
-    for name, (kind, out_type, block, grid) in (kernels or KERNELS).items():
+    for name, (kind, out_type, block, grid) in (kernels or suite.KERNELS).items():
         for size in SIZES:
             a, b, a_val, b_val = _inputs(size, kind)
             da, db = cuda.gpuarray.to_gpu(a), cuda.gpuarray.to_gpu(b)
@@ -258,35 +266,39 @@ def record(out: Path, kernels: dict | None = None) -> None:
     out.write_text(json.dumps({"device": gpu_line(), "rows": rows}, indent=1))
 
 
-def predicted(name: str, size: int, device: str = "H200"):
+def predicted(name: str, size: int, device: str = "H200", suite=None):
     """``cudakit.predict`` of kernel ``name`` at ``size`` on ``device``."""
     import cudakit
 
-    kind, out_type, block, grid = {**KERNELS, **HELD_OUT}[name]
+    suite = _suite(suite)
+    kind, out_type, block, grid = {**suite.KERNELS, **suite.HELD_OUT}[name]
     storage = {"f16": np.float16, "f32": np.float32, "bf16": np.uint16, "f64": np.float64,
                "s8": np.int8}[kind]
     a = np.zeros((size, size), storage)
     c = np.zeros((size, size), out_type)
     n = np.int32(size)
-    return cudakit.predict(SOURCE, name, grid=grid(size), block=block,
+    return cudakit.predict(suite.SOURCE, name, grid=grid(size), block=block,
                            args=[Pointer(a), Pointer(a), c, n, n, n], device=device)
 
 
-def blind() -> None:
+def blind(suite=None) -> None:
     """Write the held-out kernels' predictions, before they are timed."""
-    rows = [{"kernel": name, "size": size, "predicted_ms": predicted(name, size).ms}
-            for name in HELD_OUT for size in SIZES]
-    BLIND.write_text(json.dumps({"device": "H200", "rows": rows}, indent=1) + "\n")
+    suite = _suite(suite)
+    rows = [{"kernel": name, "size": size, "predicted_ms": predicted(name, size,
+                                                                     suite=suite).ms}
+            for name in suite.HELD_OUT for size in SIZES]
+    suite.BLIND.write_text(json.dumps({"device": "H200", "rows": rows}, indent=1) + "\n")
 
 
-def show() -> None:
+def show(suite=None) -> None:
     """The stored times against the predictions for the same device (the held-out kernels'
     with their predictions made before they were timed)."""
+    suite = _suite(suite)
     blind = {}
-    if BLIND.exists():
+    if suite.BLIND.exists():
         blind = {(r["kernel"], r["size"]): r["predicted_ms"]
-                 for r in json.loads(BLIND.read_text())["rows"]}
-    for path in (STORED, HELD_OUT_STORED):
+                 for r in json.loads(suite.BLIND.read_text())["rows"]}
+    for path in (suite.STORED, suite.HELD_OUT_STORED):
         if not path.exists():
             continue
         with open_text(path) as f:
@@ -295,17 +307,18 @@ def show() -> None:
         print("| kernel | size | measured ms | predicted ms | error | bound |")
         print("|---|---|---|---|---|---|")
         for row in stored["rows"]:
-            p = predicted(row["kernel"], row["size"])
+            p = predicted(row["kernel"], row["size"], suite=suite)
             before = blind.get((row["kernel"], row["size"]))
             note = f" (blind: {(before / row['ms'] - 1) * 100:+.0f} %)" if before else ""
             print(f"| {row['kernel']} | {row['size']} | {row['ms']:.4f} | {p.ms:.4f} | "
                   f"{(p.ms / row['ms'] - 1) * 100:+.0f} %{note} | {p.bound} |")
 
 
-def main(argv=None) -> None:
+def main(argv=None, suite=None) -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    suite = _suite(suite)
+    parser = argparse.ArgumentParser(description=suite.__doc__.split("\n\n")[0])
     parser.add_argument("--record", metavar="JSON", help="time the kernels on this GPU")
     parser.add_argument("--held-out", action="store_true",
                         help="with --record: the held-out kernels")
@@ -313,11 +326,11 @@ def main(argv=None) -> None:
                         help="write the held-out kernels' predictions before they are timed")
     args = parser.parse_args(argv)
     if args.record:
-        record(Path(args.record), HELD_OUT if args.held_out else KERNELS)
+        record(Path(args.record), suite.HELD_OUT if args.held_out else suite.KERNELS, suite)
     elif args.blind:
-        blind()
+        blind(suite)
     else:
-        show()
+        show(suite)
 
 
 if __name__ == "__main__":

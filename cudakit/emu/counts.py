@@ -13,8 +13,9 @@ but those between ``f32`` and ``f16``/``bf16``: ALU work, ``int``),
 ``ld.shared``, ``st.shared``, ``ld.local``, ``st.local``, ``ld.const``, ``atom.global``,
 ``atom.shared``, ``barrier``, ``misc``, the tensor instructions ``mma.f16`` (f16 and bf16
 inputs), ``mma.tf32``, ``mma.f64`` and ``mma.i8`` (one per SASS ``HMMA``, ``DMMA`` or
-``IMMA`` a ``wmma.mma`` runs as; a ``wmma.load`` or ``wmma.store`` counts a load or store per
-register it moves: :func:`cudakit.emu.wmma.sass_count`), and ``free`` for what costs no SASS
+``IMMA`` a ``wmma.mma`` or ``mma.sync`` runs as; a ``wmma.load`` or ``wmma.store`` counts a
+load or store per register it moves: :func:`cudakit.emu.wmma.sass_count`; ``ldmatrix`` and
+``stmatrix`` a shared load or store, ``movmatrix`` a shuffle), and ``free`` for what costs no SASS
 instruction (``ld.param`` and ``mov`` of a register become operands; ``cvta`` is an identity on
 sm_90).
 A warp instruction is counted once per warp with at least one active lane, predicated-off
@@ -54,6 +55,7 @@ import re
 
 import numpy as np
 
+from . import mma
 from .wmma import sass_count
 
 CLASSES = ("fp32", "fp64", "int", "imad", "sfu", "cvt", "shfl", "branch", "ld.global",
@@ -88,6 +90,12 @@ def instruction_class(opcode: str, operands=()) -> str:
     space = next((m for m in mods if m in _SPACES), "global")
     if base == "wmma":
         return sass_count(opcode)[0]
+    if base == "mma":
+        return mma.sass_count(opcode)[0]
+    if base in ("ldmatrix", "stmatrix"):  # LDSM, STSM: one shared access of 16-byte rows
+        return ("ld." if base == "ldmatrix" else "st.") + "shared"
+    if base == "movmatrix":  # MOVM: lanes exchange registers, as a shuffle
+        return "shfl"
     if base in ("ld", "ldu"):
         return "free" if space == "param" else f"ld.{space}"
     if base == "st":
@@ -147,8 +155,8 @@ def sass_slots(opcode: str, operands=()) -> dict[str, int]:
     >>> sass_slots("rem.u32"), sass_slots("div.approx.f32")
     ({'int': 13, 'imad': 2, 'sfu': 1}, {'sfu': 1})
     """
-    if opcode.startswith("wmma."):
-        cls, n = sass_count(opcode)
+    if opcode.startswith(("wmma.", "mma.")):
+        cls, n = (sass_count if opcode.startswith("w") else mma.sass_count)(opcode)
         return {cls: n}
     key = _expansion(opcode)
     return dict(_EXPANDED[key]) if key else {instruction_class(opcode, operands): 1}

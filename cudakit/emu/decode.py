@@ -23,8 +23,8 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..i18n.messages import _
+from . import mma, wmma
 from . import numeric as nm
-from . import wmma
 from .batch import Site
 from .counts import block_profile, hoisted, issue_cycles, predicable, scoreboard_program
 from .frontend import Function, Instr, type_size
@@ -1008,28 +1008,95 @@ def h_cp_async(ins, scope, program, base, mods, types, t, o):
     return op
 
 
+def _matrix_multiply(ins, scope, mods, o, fragments, where):
+    """D = A B + C of a warp's fragments (``wmma.mma``, ``mma.sync``), laid out by
+    ``where``."""
+    what = f"'{ins.opcode}' (line {ins.line})"
+    fa, fb, fc, fd = fragments
+    saturate = "satfinite" in mods
+    reads = [[scope.read(r, f"b{f.register_bits}") for r in regs]
+             for f, regs in ((fa, o[1]), (fb, o[2]), (fc, o[3]))]
+    ws = [scope.write(r, f"b{fd.register_bits}") for r in o[0]]
+
+    def mma(fr, L):
+        warps = wmma.full_warps(fr.b.index(L), what).shape[0]
+        tiles = []
+        for f, rs in zip((fa, fb, fc), reads, strict=True):
+            regs = [np.broadcast_to(r(fr, L), (warps * 32,)).reshape(warps, 32) for r in rs]
+            tiles.append(wmma.unpack(regs, f, where))
+        d = wmma.multiply(*tiles, fa, fb)
+        regs = wmma.pack(d, fd, saturate, where)
+        for k, w in enumerate(ws):
+            w(fr, L, regs[k % fd.slots])
+    return mma
+
+
+def h_mma(ins, scope, program, base, mods, types, t, o):
+    """``mma.sync`` (:mod:`cudakit.emu.mma`)."""
+    return _matrix_multiply(ins, scope, mods, o, mma.fragments(ins.opcode), mma.coordinates)
+
+
+def _warp_rows(fr, L, reader, count, what):
+    """The warps of lanes ``L`` (warps, 32) and the row addresses their first ``8 count``
+    lanes give, flattened, with those lanes."""
+    lanes = wmma.full_warps(fr.b.index(L), what)
+    addr = np.broadcast_to(np.asarray(reader(fr, L), np.uint64).reshape(-1), (lanes.size,))
+    used = np.arange(32) < 8 * count
+    return lanes, addr.reshape(lanes.shape)[:, used].reshape(-1), \
+        lanes[:, used].reshape(-1)
+
+
+def h_matrix_move(ins, scope, program, base, mods, types, t, o):
+    """``ldmatrix``, ``stmatrix`` and ``movmatrix``: 8 x 8 matrices of 16-bit elements between
+    rows in shared memory (or a register per lane) and the fragment layout of ``mma.sync``
+    (:func:`cudakit.emu.mma.to_lanes`)."""
+    what = f"'{ins.opcode}' (line {ins.line})"
+    count, trans = mma.matrices(ins.opcode)
+    if base == "movmatrix":
+        if not trans:
+            raise UnsupportedError(f"'{ins.opcode}' without .trans")
+        read, write = scope.read(o[1], "b32"), scope.write(o[0], "b32")
+
+        def move(fr, L):
+            warps = wmma.full_warps(fr.b.index(L), what).shape[0]
+            regs = np.broadcast_to(read(fr, L), (warps * 32,)).reshape(warps, 1, 32)
+            write(fr, L, mma.to_lanes(mma.from_lanes(regs, False), True).reshape(-1))
+        return move
+    loading = base == "ldmatrix"
+    reader, _ = scope.address(o[1] if loading else o[0])
+    regs = o[0] if loading else o[1]
+    regs = regs if isinstance(regs, list) else [regs]
+    site = _site(ins, program, "ld" if loading else "st")
+    if loading:
+        ws = [scope.write(r, "b32") for r in regs]
+
+        def load(fr, L):
+            lanes, addr, used = _warp_rows(fr, L, reader, count, what)
+            words = np.stack(fr.b.load(addr, used, "shared", np.uint32, 4, site), axis=-1)
+            rows = words.view(np.uint16).reshape(lanes.shape[0], count, 8, 8)
+            out = mma.to_lanes(rows, trans)
+            for k, w in enumerate(ws):
+                w(fr, L, out[:, k].reshape(-1))
+        return load
+    rs = [scope.read(r, "b32") for r in regs]
+
+    def store(fr, L):
+        lanes, addr, used = _warp_rows(fr, L, reader, count, what)
+        n = lanes.size
+        held = np.stack([np.broadcast_to(r(fr, L), (n,)).reshape(lanes.shape) for r in rs],
+                        axis=1).astype(np.uint32)
+        rows = np.ascontiguousarray(mma.from_lanes(held, trans)).view(np.uint32)
+        words = rows.reshape(-1, 4)  # one row of 16 bytes per address lane
+        fr.b.store(addr, used, "shared", list(words.T), np.uint32, site)
+    return store
+
+
 def h_wmma(ins, scope, program, base, mods, types, t, o):
     """``wmma.load``, ``wmma.store`` and ``wmma.mma`` (:mod:`cudakit.emu.wmma`)."""
-    what = f"'{ins.opcode}' (line {ins.line})"
     if mods[0] == "mma":
-        fa, fb, fc, fd = wmma.mma_fragments(ins.opcode)
-        saturate = "satfinite" in mods
-        reads = [[scope.read(r, f"b{f.register_bits}") for r in regs]
-                 for f, regs in ((fa, o[1]), (fb, o[2]), (fc, o[3]))]
-        ws = [scope.write(r, f"b{fd.register_bits}") for r in o[0]]
-
-        def mma(fr, L):
-            warps = wmma.full_warps(fr.b.index(L), what).shape[0]
-            tiles = []
-            for f, rs in zip((fa, fb, fc), reads, strict=True):
-                regs = [np.broadcast_to(r(fr, L), (warps * 32,)).reshape(warps, 32)
-                        for r in rs]
-                tiles.append(wmma.unpack(regs, f))
-            d = wmma.multiply(*tiles, fa, fb)
-            regs = wmma.pack(d, fd, saturate)
-            for k, w in enumerate(ws):
-                w(fr, L, regs[k % fd.slots])
-        return mma
+        return _matrix_multiply(ins, scope, mods, o, wmma.mma_fragments(ins.opcode),
+                                wmma.coordinates)
+    what = f"'{ins.opcode}' (line {ins.line})"
     f = wmma.fragment(ins.opcode)
     space = _space(mods)
     reader, sym_space = scope.address(o[1] if mods[0] == "load" else o[0])
@@ -1116,7 +1183,8 @@ HANDLERS = {
     "bfe": h_bitfield, "bfi": h_bitfield, "bmsk": h_bitfield, "prmt": h_bitfield,
     "lop3": h_bitfield,
     "shf": h_bitfield, "testp": h_testp, "dp4a": h_dp4a, "dp2a": h_dp4a,
-    "call": h_call, "cp": h_cp_async, "wmma": h_wmma,
+    "call": h_call, "cp": h_cp_async, "wmma": h_wmma, "mma": h_mma,
+    "ldmatrix": h_matrix_move, "stmatrix": h_matrix_move, "movmatrix": h_matrix_move,
 }
 
 # Instructions that read and write only the executing lane's registers: when every live lane

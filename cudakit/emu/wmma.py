@@ -251,19 +251,21 @@ def split(bits: np.ndarray, f: Fragment) -> np.ndarray:
     return elements.astype(ELEMENTS[f.element][0])
 
 
-def unpack(registers: list[np.ndarray], f: Fragment) -> np.ndarray:
+def unpack(registers: list[np.ndarray], f: Fragment, where=coordinates) -> np.ndarray:
     """(warps, 32) register bits, one array per register -> the warps' tiles in fragment
-    order, (warps, rows, cols) of numbers."""
+    order, (warps, rows, cols) of numbers (``where``: the fragment's layout, as
+    :func:`coordinates` gives it)."""
     values = decode_values(split(np.stack(registers[: f.slots], axis=-1), f), f.element)
-    rows, cols = coordinates(f)
+    rows, cols = where(f)
     tile = np.zeros((values.shape[0], f.rows, f.cols), values.dtype)
     tile[:, rows, cols] = values
     return tile
 
 
-def pack(tile: np.ndarray, f: Fragment, saturate: bool = False) -> list[np.ndarray]:
+def pack(tile: np.ndarray, f: Fragment, saturate: bool = False,
+         where=coordinates) -> list[np.ndarray]:
     """(warps, rows, cols) numbers -> per register, the bits of every lane (warps * 32)."""
-    rows, cols = coordinates(f)
+    rows, cols = where(f)
     regs = join(encode_values(tile[:, rows, cols], f.element, saturate), f)
     return [regs[:, :, s].reshape(-1) for s in range(f.slots)]
 
