@@ -299,7 +299,7 @@ def show(suite=None) -> None:
         blind = {(r["kernel"], r["size"]): r["predicted_ms"]
                  for r in json.loads(suite.BLIND.read_text())["rows"]}
     for path in (suite.STORED, suite.HELD_OUT_STORED):
-        if not path.exists():
+        if path is None or not path.exists():
             continue
         with open_text(path) as f:
             stored = json.load(f)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cudakit
-from benchmarks import tensor_probe, wmma_gemm
+from benchmarks import mma_gemm, tensor_probe, wmma_gemm
 from cudakit.emu.counts import DEPENDENT
 from cudakit.errors import ArgumentError
 
@@ -74,6 +74,20 @@ def test_tensor_core_gemms_timed_on_an_h200_are_predicted_within_15_percent(kern
         blind = json.loads(wmma_gemm.BLIND.read_text())["rows"]
         before = next(r for r in blind if r["kernel"] == kernel and r["size"] == 2048)
         assert before["predicted_ms"] == pytest.approx(row["ms"], rel=0.15)
+
+
+@pytest.mark.parametrize("kernel", [*mma_gemm.HELD_OUT])
+def test_ldmatrix_mma_sync_gemms_predicted_blind_are_within_15_percent(kernel):
+    """``benchmarks/mma_gemm.py``'s hand-written PTX GEMMs at 2048^3 on an H200
+    (``fixtures/h200_mma_gemm.json``), predicted before they were first timed
+    (``h200_mma_gemm_blind.json``, committed before the device call)."""
+    stored = json.loads(mma_gemm.HELD_OUT_STORED.read_text())["rows"]
+    row = next(r for r in stored if r["kernel"] == kernel and r["size"] == 2048)
+    blind = json.loads(mma_gemm.BLIND.read_text())["rows"]
+    before = next(r for r in blind if r["kernel"] == kernel and r["size"] == 2048)
+    assert before["predicted_ms"] == pytest.approx(row["ms"], rel=0.15)
+    assert wmma_gemm.predicted(kernel, 2048, suite=mma_gemm).ms == pytest.approx(
+        row["ms"], rel=0.15)
 
 
 def test_a_device_without_tensor_rates_says_so():
