@@ -146,3 +146,21 @@ def test_the_instruction_classes_are_the_sass_ones():
     assert instruction_class("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == "ld.shared"
     assert instruction_class("stmatrix.sync.aligned.m8n8.x2.shared.b16") == "st.shared"
     assert instruction_class("movmatrix.sync.aligned.m8n8.trans.b16") == "shfl"
+
+
+def test_an_ldmatrix_row_outside_shared_memory_is_reported():
+    src = r"""
+    extern "C" __global__ void past(unsigned *out)
+    {
+        __shared__ __align__(16) unsigned short rows[64];
+        rows[threadIdx.x] = threadIdx.x;
+        __syncwarp();
+        unsigned addr = (unsigned)__cvta_generic_to_shared(rows + threadIdx.x * 8), r;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                     : "=r"(r), "=r"(out[32]) : "r"(addr));
+        out[threadIdx.x] = r;
+    }
+    """
+    with pytest.raises(emu.MemcheckError, match="shared"):
+        build(src).get_function("past")(emu.Out(np.zeros(64, np.uint32)), block=(32, 1, 1),
+                                        grid=(1, 1))
