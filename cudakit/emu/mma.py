@@ -22,8 +22,8 @@ NumPy arrays.
 >>> rows, cols = coordinates(a)
 >>> rows[5, 2].tolist(), cols[5, 2].tolist()  # lane 5, register 2: row 1, columns 10, 11
 ([1, 1], [10, 11])
->>> sass_count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
-('mma.tf32', 2)
+>>> sass_count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")  # 1.48 HMMA.1684
+('mma.tf32', 1.477)
 """
 
 from __future__ import annotations
@@ -83,13 +83,24 @@ def coordinates(f: Fragment) -> tuple[np.ndarray, np.ndarray]:
     return np.broadcast_to(rows, shape), np.broadcast_to(cols, shape)
 
 
-def sass_count(opcode: str) -> tuple[str, int]:
-    """The tensor class and the SASS tensor instructions of the size measured
-    (:data:`cudakit.emu.wmma.SASS`) one ``mma.sync`` counts as (at least one: ptxas emits one
-    ``HMMA.1688`` for m16n8k8, whose rate was not measured apart)."""
+#: what one ``mma.sync`` of each input family and shape is worth in its class's unit (the
+#: SASS instruction whose rate ``benchmarks/tensor_probe.py`` measured), from the rates
+#: ``benchmarks/mma_probe.py`` measured on an H200 (``fixtures/h200_mma_probe.json``): ptxas
+#: emits one tensor instruction per ``mma.sync``, and the smaller ones are not proportionally
+#: faster (an f16 m16n8k8 is worth 0.68 of an m16n8k16, a tf32 m16n8k8 1.48 m16n8k4's)
+UNITS = {("f16", 16, 8, 16): 1.0, ("f16", 16, 8, 8): 0.677,
+         ("tf32", 16, 8, 4): 1.0, ("tf32", 16, 8, 8): 1.477,
+         ("i8", 16, 8, 16): 1.0, ("i8", 16, 8, 32): 1.486, ("i8", 8, 8, 16): 0.992,
+         ("f64", 8, 8, 4): 1.0, ("f64", 16, 8, 4): 1.002, ("f64", 16, 8, 8): 1.994,
+         ("f64", 16, 8, 16): 3.992}
+_FAMILY = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "s8": "i8", "u8": "i8", "f64": "f64"}
+
+
+def sass_count(opcode: str) -> tuple[str, float]:
+    """The tensor class of an ``mma.sync`` and what its one SASS instruction is worth in that
+    class's unit (:data:`UNITS`)."""
     a = fragments(opcode)[0]
-    cls, fmas = SASS[a.element]
-    return cls, max(1, a.m * a.n * a.k // fmas)
+    return SASS[a.element][0], UNITS[(_FAMILY[a.element], a.m, a.n, a.k)]
 
 
 def matrices(opcode: str) -> tuple[int, bool]:
