@@ -155,9 +155,11 @@ def sass_slots(opcode: str, operands=()) -> dict[str, int]:
     >>> sass_slots("rem.u32"), sass_slots("div.approx.f32")
     ({'int': 13, 'imad': 2, 'sfu': 1}, {'sfu': 1})
     """
-    if opcode.startswith(("wmma.", "mma.")):
-        cls, n = (sass_count if opcode.startswith("w") else mma.sass_count)(opcode)
+    if opcode.startswith("wmma."):
+        cls, n = sass_count(opcode)
         return {cls: n}
+    if opcode.startswith("mma."):
+        return mma.sass_slots(opcode)
     key = _expansion(opcode)
     return dict(_EXPANDED[key]) if key else {instruction_class(opcode, operands): 1}
 

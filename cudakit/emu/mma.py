@@ -33,12 +33,18 @@ import numpy as np
 from ..errors import UnsupportedError
 from .wmma import ELEMENTS, SASS, Fragment
 
-#: (m, n, k) ``mma.sync`` takes per input type (PTX ISA 8.x, sm_80 and sm_90 without ``.sp``)
+#: (m, n, k) ``mma.sync`` takes per input type (PTX ISA 8.x, sm_80 and sm_90 without ``.sp``;
+#: not the 1-bit and FP8 types)
 SHAPES = {"f16": {(16, 8, 8), (16, 8, 16)}, "bf16": {(16, 8, 8), (16, 8, 16)},
           "tf32": {(16, 8, 4), (16, 8, 8)},
           "f64": {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)},
           "s8": {(8, 8, 16), (16, 8, 16), (16, 8, 32)},
-          "u8": {(8, 8, 16), (16, 8, 16), (16, 8, 32)}}
+          "u8": {(8, 8, 16), (16, 8, 16), (16, 8, 32)},
+          "s4": {(8, 8, 32), (16, 8, 32), (16, 8, 64)},
+          "u4": {(8, 8, 32), (16, 8, 32), (16, 8, 64)}}
+
+#: input types an mma.sync may pair (signed with unsigned integers of one width)
+_KIND = {"u8": "s8", "u4": "s4"}
 
 
 def fragments(opcode: str) -> tuple[Fragment, Fragment, Fragment, Fragment]:
@@ -48,7 +54,7 @@ def fragments(opcode: str) -> tuple[Fragment, Fragment, Fragment, Fragment]:
         raise UnsupportedError(f"the matrix instruction '{opcode}' (only mma.sync: not "
                                "sparse or block-scaled)")
     shape = next((p for p in parts if p.startswith("m") and "n" in p and "k" in p), "")
-    types = [p for p in parts if p in ELEMENTS or p in ("e4m3", "e5m2", "s4", "u4", "b1")]
+    types = [p for p in parts if p in ELEMENTS or p in ("e4m3", "e5m2", "e2m1", "b1")]
     try:
         m, n, k = (int(v) for v in shape[1:].replace("n", " ").replace("k", " ").split())
     except ValueError:
@@ -59,6 +65,8 @@ def fragments(opcode: str) -> tuple[Fragment, Fragment, Fragment, Fragment]:
     if (m, n, k) not in SHAPES.get(a, ()):
         raise UnsupportedError(f"mma.sync of shape m{m}n{n}k{k} with .{a} inputs ('{opcode}'"
                                "; m8n8k4 of f16 works on quad-pairs and is left out)")
+    if _KIND.get(a, a) != _KIND.get(b, b):
+        raise UnsupportedError(f"mma.sync mixing .{a} and .{b} inputs ('{opcode}')")
     return (Fragment("a", a, m, n, k, "row"), Fragment("b", b, m, n, k, "col"),
             Fragment("c", c, m, n, k, "row"), Fragment("c", d, m, n, k, "row"))
 
@@ -94,13 +102,39 @@ UNITS = {("f16", 16, 8, 16): 1.0, ("f16", 16, 8, 8): 0.677,
          ("f64", 8, 8, 4): 1.0, ("f64", 16, 8, 4): 1.002, ("f64", 16, 8, 8): 1.994,
          ("f64", 16, 8, 16): 3.992}
 _FAMILY = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "s8": "i8", "u8": "i8", "f64": "f64"}
+#: 4-bit ``mma.sync`` on sm_90 is a subroutine of ptxas's (``__cuda_sm_9x_mma_sub_byte_
+#: internal_*``): per shape, the 8-bit shape of its two ``IMMA``, and per (A signed, B signed)
+#: the integer and ``IMAD`` instructions that widen the nibbles (nvdisasm of nvcc 13.0's code;
+#: a signed operand costs the sign extension)
+FOUR_BIT = {(16, 8, 64): ((16, 8, 32), {(True, True): (138, 47), (True, False): (98, 33),
+                                         (False, True): (58, 19), (False, False): (18, 5)}),
+            (16, 8, 32): ((16, 8, 16), {(True, True): (69, 26), (True, False): (49, 19),
+                                         (False, True): (29, 12), (False, False): (11, 4)}),
+            (8, 8, 32): ((8, 8, 16), {(True, True): (46, 17), (True, False): (26, 10),
+                                       (False, True): (26, 10), (False, False): (8, 2)})}
 
 
 def sass_count(opcode: str) -> tuple[str, float]:
-    """The tensor class of an ``mma.sync`` and what its one SASS instruction is worth in that
-    class's unit (:data:`UNITS`)."""
+    """The tensor class of an ``mma.sync`` and what its SASS tensor instructions are worth in
+    that class's unit (:data:`UNITS`; a 4-bit one runs two 8-bit ones)."""
     a = fragments(opcode)[0]
+    if a.element in ("s4", "u4"):
+        shape, _ = FOUR_BIT[(a.m, a.n, a.k)]
+        return "mma.i8", 2 * UNITS[("i8", *shape)]
     return SASS[a.element][0], UNITS[(_FAMILY[a.element], a.m, a.n, a.k)]
+
+
+def sass_slots(opcode: str) -> dict[str, float]:
+    """Warp instructions of one ``mma.sync`` per class: its tensor instructions
+    (:func:`sass_count`) and, for 4-bit inputs, the integer work of ptxas's subroutine."""
+    cls, units = sass_count(opcode)
+    slots = {cls: units}
+    a, b, _, _ = fragments(opcode)
+    if a.element in ("s4", "u4"):
+        _, work = FOUR_BIT[(a.m, a.n, a.k)]
+        slots["int"], slots["imad"] = work[(a.element == "s4", b.element == "s4")]
+        slots["branch"] = 2  # the call and the return
+    return slots
 
 
 def matrices(opcode: str) -> tuple[int, bool]:

@@ -41,13 +41,18 @@ from ..errors import UnsupportedError
 #: element types: (NumPy storage type, bits)
 ELEMENTS = {"f16": (np.uint16, 16), "bf16": (np.uint16, 16), "tf32": (np.uint32, 32),
             "f32": (np.uint32, 32), "s32": (np.uint32, 32), "s8": (np.uint8, 8),
-            "u8": (np.uint8, 8), "f64": (np.uint64, 64)}
+            "u8": (np.uint8, 8), "f64": (np.uint64, 64), "s4": (np.uint8, 4),
+            "u4": (np.uint8, 4)}
+#: the 4-bit types: ``mma.sync`` takes them (:mod:`cudakit.emu.mma`); ``nvcuda::wmma``'s
+#: experimental sub-byte fragments are left out
+SUB_BYTE = {"s4", "u4"}
 #: multiply-adds of one SASS tensor instruction per input type on sm_90 (nvdisasm of nvcc
 #: 13.0's code: HMMA.16816 for f16/bf16, HMMA.1684 for tf32, DMMA.884, IMMA.16816), and the
 #: class each counts in (:mod:`cudakit.emu.counts`)
 SASS = {"f16": ("mma.f16", 16 * 8 * 16), "bf16": ("mma.f16", 16 * 8 * 16),
         "tf32": ("mma.tf32", 16 * 8 * 4), "f64": ("mma.f64", 8 * 8 * 4),
-        "s8": ("mma.i8", 16 * 8 * 16), "u8": ("mma.i8", 16 * 8 * 16)}
+        "s8": ("mma.i8", 16 * 8 * 16), "u8": ("mma.i8", 16 * 8 * 16),
+        "s4": ("mma.i8", 16 * 8 * 16), "u4": ("mma.i8", 16 * 8 * 16)}
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
 
 
@@ -121,7 +126,7 @@ def fragment(opcode: str) -> Fragment:
     parts, (m, n, k) = _parts(opcode)
     role = parts[2]  # wmma.load.a, wmma.store.d
     element = parts[-1]
-    if element not in ELEMENTS:
+    if element not in ELEMENTS or element in SUB_BYTE:
         raise UnsupportedError(f"warp matrix fragments of type .{element} ('{opcode}')")
     layout = "col" if "col" in parts else "row"
     return Fragment("c" if role == "d" else role, element, m, n, k, layout)
@@ -133,6 +138,8 @@ def mma_fragments(opcode: str) -> tuple[Fragment, Fragment, Fragment, Fragment]:
     parts, (m, n, k) = _parts(opcode)
     layouts = [p for p in parts if p in ("row", "col")]
     types = [p for p in parts if p in ELEMENTS]
+    if SUB_BYTE & set(types):
+        raise UnsupportedError(f"warp matrix fragments of 4-bit types ('{opcode}')")
     if len(layouts) != 2 or len(types) not in (2, 4):
         raise UnsupportedError(f"the warp matrix instruction '{opcode}'")
     d, a, b, c = (types[0], "f16", "f16", types[1]) if len(types) == 2 else types
@@ -218,8 +225,11 @@ def decode_values(bits: np.ndarray, element: str) -> np.ndarray:
         return bits.view(np.float64)
     if element == "s8":
         return bits.view(np.int8).astype(np.int64)
-    if element == "u8":
+    if element == "u8" or element == "u4":
         return bits.astype(np.int64)
+    if element == "s4":  # two's complement in the low 4 bits
+        v = bits.astype(np.int64)
+        return np.where(v >= 8, v - 16, v)
     return bits.view(np.int32).astype(np.int64)  # s32
 
 

@@ -24,12 +24,16 @@ CASES = [
     (8, 8, 16, "s32", "s8", "u8", "s32"),
     (8, 8, 4, "f64", "f64", "f64", "f64"),
     (16, 8, 16, "f64", "f64", "f64", "f64"),
+    (16, 8, 64, "s32", "s4", "s4", "s32"),
+    (16, 8, 32, "s32", "u4", "s4", "s32"),
+    (8, 8, 32, "s32", "s4", "u4", "s32"),
 ]
 #: bits of each type, its C storage type, and NumPy's for it
 TYPES = {"f16": (16, "unsigned short", np.float16), "bf16": (16, "unsigned short", None),
          "tf32": (32, "unsigned int", np.float32), "f32": (32, "float", np.float32),
          "s8": (8, "unsigned char", np.int8), "u8": (8, "unsigned char", np.uint8),
-         "s32": (32, "int", np.int32), "f64": (64, "double", np.float64)}
+         "s32": (32, "int", np.int32), "f64": (64, "double", np.float64),
+         "s4": (4, "unsigned char", None), "u4": (4, "unsigned char", None)}
 
 
 def name(case) -> str:
@@ -51,9 +55,10 @@ def _gather(var: str, role: str, m: int, per: int, regs: int, stride: str, bits:
     if bits == 64:
         return f"for (int r = 0; r < {regs}; ++r) {{ int j = 0; {var}[r] = " \
                f"src_{role}[({row}) * {stride} + {col}]; }}"
+    mask = (1 << bits) - 1  # a 4-bit element is the low half of its byte in memory
     return (f"for (int r = 0; r < {regs}; ++r) {{ {var}[r] = 0u; "
-            f"for (int j = 0; j < {per}; ++j) {var}[r] |= (unsigned)src_{role}"
-            f"[({row}) * {stride} + {col}] << ({bits} * j); }}")
+            f"for (int j = 0; j < {per}; ++j) {var}[r] |= ((unsigned)src_{role}"
+            f"[({row}) * {stride} + {col}] & {mask}u) << ({bits} * j); }}")
 
 
 def source(case) -> str:
@@ -118,6 +123,9 @@ def operands(case, rng):
     m, n, k, dt, at, bt, ct = case
 
     def values(shape, t):
+        if t in ("s4", "u4"):  # one nibble a byte, as the kernel gathers them
+            v = rng.integers(0 if t == "u4" else -8, 8 if t == "s4" else 16, shape)
+            return v.astype(np.float64), (v & 0xF).astype(np.uint8)
         if t in ("s8", "u8"):
             v = rng.integers(0 if t == "u8" else -8, 8, shape)
             return v.astype(np.float64), v.astype(TYPES[t][2])

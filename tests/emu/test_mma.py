@@ -116,7 +116,8 @@ def test_a_diverged_warp_is_reported():
 @pytest.mark.parametrize("opcode, reason", [
     ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "quad-pairs"),
     ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "types"),
-    ("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", "types"),
+    ("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc", "types"),
+    ("mma.sync.aligned.m16n8k32.row.col.s32.s4.s8.s32", "mixing .s4 and .s8"),
     ("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "sparse"),
 ])
 def test_the_shapes_left_out_are_named(opcode, reason):
@@ -140,6 +141,9 @@ def test_the_instruction_classes_are_the_sass_ones():
     assert mma.sass_count("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32")[0] == "mma.f16"
     assert mma.sass_count("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32")[0] == "mma.i8"
     assert mma.sass_count("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64")[0] == "mma.f64"
+    # a 4-bit mma.sync is a subroutine on sm_90: two IMMA.16832 and the nibbles' widening
+    assert mma.sass_slots("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32") == {
+        "mma.i8": pytest.approx(2 * 1.486), "int": 138, "imad": 47, "branch": 2}
     assert instruction_class("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == "ld.shared"
     assert instruction_class("stmatrix.sync.aligned.m8n8.x2.shared.b16") == "st.shared"
     assert instruction_class("movmatrix.sync.aligned.m8n8.trans.b16") == "shfl"
