@@ -271,7 +271,8 @@ def predicted(name: str, size: int, device: str = "H200", suite=None):
     import cudakit
 
     suite = _suite(suite)
-    kind, out_type, block, grid = {**suite.KERNELS, **suite.HELD_OUT}[name]
+    kind, out_type, block, grid = {**suite.KERNELS, **suite.HELD_OUT,
+                                   **getattr(suite, "AFTER", {})}[name]
     storage = {"f16": np.float16, "f32": np.float32, "bf16": np.uint16, "f64": np.float64,
                "s8": np.int8}[kind]
     a = np.zeros((size, size), storage)
@@ -295,9 +296,10 @@ def show(suite=None) -> None:
     with their predictions made before they were timed)."""
     suite = _suite(suite)
     blind = {}
-    if suite.BLIND.exists():
-        blind = {(r["kernel"], r["size"]): r["predicted_ms"]
-                 for r in json.loads(suite.BLIND.read_text())["rows"]}
+    for first in (suite.BLIND, getattr(suite, "AFTER_PREDICTED", None)):
+        if first is not None and first.exists():
+            blind.update({(r["kernel"], r["size"]): r["predicted_ms"]
+                          for r in json.loads(first.read_text())["rows"]})
     for path in (suite.STORED, suite.HELD_OUT_STORED):
         if path is None or not path.exists():
             continue
