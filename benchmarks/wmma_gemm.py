@@ -311,7 +311,8 @@ def show(suite=None) -> None:
         for row in stored["rows"]:
             p = predicted(row["kernel"], row["size"], suite=suite)
             before = blind.get((row["kernel"], row["size"]))
-            note = f" (blind: {(before / row['ms'] - 1) * 100:+.0f} %)" if before else ""
+            label = "blind" if row["kernel"] in suite.HELD_OUT else "predicted first"
+            note = f" ({label}: {(before / row['ms'] - 1) * 100:+.0f} %)" if before else ""
             print(f"| {row['kernel']} | {row['size']} | {row['ms']:.4f} | {p.ms:.4f} | "
                   f"{(p.ms / row['ms'] - 1) * 100:+.0f} %{note} | {p.bound} |")
 

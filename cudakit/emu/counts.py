@@ -183,7 +183,30 @@ def _reads_writes(ins) -> tuple[list[str], list[str]]:
                 writes += _registers(part)
         else:
             reads += _registers(op)
+    if base == "cp" and ".async" in ins.opcode:
+        reads, writes = _async_copy(ins.opcode, ins.operands or [], reads, writes)
     return reads, writes
+
+
+#: the register the scoreboard follows for a warp's asynchronous copies in flight
+ASYNC_COPIES = "%cp.async"
+
+
+def _async_copy(opcode: str, operands, reads, writes) -> tuple[list[str], list[str]]:
+    """``cp.async`` writes no register: it is followed as a load of :data:`ASYNC_COPIES`, and
+    ``cp.async.wait_group 0`` (or ``wait_all``), which waits for every copy the warp has
+    issued, as its reader. A ``wait_group N`` with N > 0 waits only for groups committed
+    before the N last, which double-buffered code issued a trip earlier, before a barrier:
+    its copies are taken as arrived (the time a trip between two barriers takes is the
+    model's to price: :func:`cudakit.predict.model.hong_kim`)."""
+    mods = opcode.split(".")
+    if "commit_group" in mods:
+        return reads, writes
+    if "wait_all" in mods or ("wait_group" in mods and str(operands[0]).strip() == "0"):
+        return reads + [ASYNC_COPIES], writes
+    if "wait_group" in mods:
+        return reads, writes
+    return reads, writes + [ASYNC_COPIES]
 
 
 ALU, SHARED, GLOBAL, STORE, FLUSH, SPLIT = range(6)  # scoreboard kinds of instructions

@@ -252,13 +252,16 @@ def _latency(x: Launch, d, dram: float | None = None) -> tuple[float, float, flo
     return waits, barriers, load
 
 
-def hidden_waits(x: Launch, load: float) -> float:
+def hidden_waits(x: Launch, load: float, turns: float = 1.0, per_tensor: float = 0.0) -> float:
     """Cycles per warp of a block in lockstep's global waits (``x.chain_periods`` of
     ``load`` cycles each) that the warp's own instructions hide. A load that ptxas issues
     ``n`` instructions before its first use (``x.loads_ahead``: as in lab 12's
     double-buffered matmuls, the next trip's tiles loaded before this trip's work) is on its
     way while the warp issues them, at least one cycle each, whatever the other warps do;
-    a load used a few instructions later is not hidden.
+    a load used a few instructions later is not hidden. An asynchronous copy (``cp.async``)
+    waited for ``n`` instructions later is on its way while all the warps in lockstep issue
+    theirs (``turns`` cycles each) and the tensor cores run their tensor instructions among
+    them (``per_tensor`` cycles each): a GEMM's next tiles arrive while it multiplies these.
 
     ``benchmarks/ahead_probe.py`` measured this on an H200's SMs: a trip of a load, D
     independent FMAs and the wait took max(L - d, 0) + n x D cycles with n warps per
@@ -274,7 +277,7 @@ def hidden_waits(x: Launch, load: float) -> float:
     """
     if x.loads_ahead is None:
         return 0.0
-    return x.chain_periods * load * (1.0 - x.loads_ahead.exposed(load, 1.0))
+    return x.chain_periods * load * (1.0 - x.loads_ahead.exposed(load, 1.0, turns, per_tensor))
 
 
 def period_wait(x: Launch, d, dram: float | None = None) -> float:
@@ -315,6 +318,48 @@ def period_wait(x: Launch, d, dram: float | None = None) -> float:
             + (from_l2 - from_dram) * d.l2_latency_cycles
             + (1 - from_l2) * d.l1_latency_cycles
             + behind * d.figures.get("load_departure_cycles", 0.0))
+
+
+def lockstep_hidden(x: Launch, d, warps: float, load: float) -> float:
+    """Cycles per warp that ``warps`` warps in lockstep (the blocks resident on an SM, kept
+    in step by barriers) take off their waits for global periods of ``load`` cycles: loads
+    issued ahead and asynchronous copies
+    (:func:`hidden_waits`; all the warps issue in turn between a copy and its wait, and the
+    tensor cores run theirs), less the cycles a block alone on its SM adds to each of its
+    global waits when each ends at a barrier: it goes on once the last byte all its warps
+    loaded has come, at the SM's share of the L2's bandwidth (:func:`transfer_cycles`;
+    blocks sharing an SM drift apart and share it over time, which the throughput terms
+    price)."""
+    w = max(x.warps, 1.0)
+    turns = warps / d.issue_per_clk_per_sm
+    mmas = sum(x.classes.get(c, 0) for c in TENSOR)
+    per_tensor = warps * tensor_cycles(x, d) / mmas if mmas else 0.0
+    transfer = 0.0
+    if warps <= x.warps_per_block and x.chain_periods <= x.classes.get("barrier", 0) / w:
+        transfer = transfer_cycles(x, d, warps)
+    return hidden_waits(x, load + transfer, turns, per_tensor) - x.chain_periods * transfer
+
+
+def transfer_cycles(x: Launch, d, warps: float) -> float:
+    """Cycles the data of one global period of ``warps`` warps issuing together takes to
+    reach their SM beyond the first request's latency: their reads through the L2 at the
+    SM's share of the L2's bandwidth, the part from DRAM at its share of DRAM's, whichever
+    takes longer.
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = NS(l2_read_bytes=64 * 2**20, dram_read_bytes=0)
+    >>> x = NS(traffic=t, warps=64 * 1024, chain_periods=1)  # 1 KiB a warp a period
+    >>> d = NS(l2_read_gbs=64 * 100 * 1.0, dram_read_gbs=1000.0, sm_count=100, clock_hz=1e9)
+    >>> transfer_cycles(x, d, warps=32)   # 32 KiB at 64 bytes a clock
+    512.0
+    """
+    t = x.traffic
+    if x.chain_periods <= 0:
+        return 0.0
+    share = warps / max(x.warps, 1.0) / x.chain_periods  # the traffic of one such period
+    per_clock = d.clock_hz * d.sm_count / 1e9  # GB/s -> bytes per clock per SM
+    return max(t.l2_read_bytes * share / (d.l2_read_gbs / per_clock),
+               t.dram_read_bytes * share / (d.dram_read_gbs / per_clock))
 
 
 def shared_wait(x: Launch, d) -> float:
@@ -433,8 +478,9 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
     per_period = moved / w / max(x.chain_periods, 1.0)
     bytes_per_clock = moved / seconds / d.sm_count / d.clock_hz if seconds else 0.0
     mwp_bandwidth = load * bytes_per_clock / per_period if per_period else math.inf
-    # without global waits on the chain (cp.async copies, shared loads, barriers) nothing
-    # limits how many warps wait at once: those waits overlap across all warps
+    # without global waits on the chain (cp.async copies waited for a trip later, shared
+    # loads, barriers) nothing limits how many warps wait at once: those waits overlap
+    # across all warps
     mwp = max(1.0, min(mwp_latency, mwp_bandwidth, warps)) if x.chain_periods > 0 else warps
     cwp = min((mem + comp) / comp, warps) if comp else warps
     slice_ = comp / periods  # compute between two waits
@@ -456,11 +502,12 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # here, as if the other blocks filled its waits, left lab 12's register-tiled matmuls
         # at -26...-34 % and lab 21's temporal-blocking stencil at -18...-37 %; Nsight
         # Compute shows them issuing in 65-83 % of the slots.) Global loads issued well
-        # before their use come back while the warp issues (:func:`hidden_waits`). The work
+        # before their use come back while the warp issues, and asynchronous copies while all
+        # the warps in lockstep work (:func:`hidden_waits`). The work
         # between barriers takes at least what the SM's busiest pipe needs for it
         # (:func:`busiest_pipe`: a tensor-core GEMM's shared-memory tiles and HMMAs).
         block = max(comp * warps, path, busiest_pipe(x, d)[1] * warps)
-        waits = mem - hidden_waits(x, load)
+        waits = mem - lockstep_hidden(x, d, warps, load)
         in_phase = waits + block > own
         own = max(own, waits + block)
     if mwp >= warps and cwp >= warps:
@@ -671,13 +718,17 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
         w = max(x.warps, 1)
         if bound == "barrier":
             blocks = min(x.blocks_per_sm, math.ceil(x.blocks / d.sm_count))
-            hidden = hidden_waits(x, load)
-            mem -= hidden
-            ahead = (f"; {hidden:.0f} more for global loads issued a median of "
-                     f"{statistics.median_low(x.loads_ahead.distances)} instructions before "
-                     f"their use hide behind the warp's own work" if hidden > mem / 4 else "")
             pipe, cycles = busiest_pipe(x, d)
             comp = issue_slots(x) / w / d.issue_per_clk_per_sm
+            warps = blocks * x.warps_per_block
+            hidden = lockstep_hidden(x, d, warps, load)
+            mem -= hidden
+            ahead = ""
+            if x.loads_ahead is not None and hidden > mem / 4:
+                issued = x.loads_ahead.distances + tuple(n for n, _ in x.loads_ahead.copies)
+                ahead = (f"; {hidden:.0f} more for global loads issued a median of "
+                         f"{statistics.median_low(issued)} instructions before their use "
+                         f"hide behind the warps' work")
             shared = (f"then share the {pipe} ({cycles:.0f} cycles per warp)" if cycles > comp
                       else f"then share the schedulers ({per_scheduler:g} warps per scheduler)")
             return (f"barrier-bound: {x.classes.get('barrier', 0) / w:.0f} __syncthreads() per "

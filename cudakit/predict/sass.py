@@ -127,6 +127,7 @@ def read_waits(listing: str) -> dict[str, SharedWaits]:
 
 
 _DEPBAR_BOARD = re.compile(r"\bSB(\d)\b")
+_TENSOR = {"HMMA", "IMMA", "DMMA", "HGMMA", "IGMMA", "QGMMA"}  # tensor-core instructions
 _HIGH_WORD = re.compile(r"^\s*/\* (0x[0-9a-f]{16}) \*/\s*$")
 _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _TARGET = re.compile(r"`\((\.L_x_\d+)\)")
@@ -241,22 +242,32 @@ def _loop_bytes(parsed: dict) -> dict[str, int]:
 class GlobalWaits:
     """The global-memory waits of one kernel's loops in its SASS: per wait (an instruction
     whose wait mask names a scoreboard that an ``LDG`` or ``LDL`` set), the instructions its
-    warp issued since the first of those loads."""
+    warp issued since the first of those loads; and apart, per ``DEPBAR`` that waits for
+    every group of ``LDGSTS`` copies (``cp.async.wait_group 0``), the instructions since the
+    first copy of the oldest group and how many of them were tensor instructions."""
 
     distances: tuple[int, ...]
+    copies: tuple[tuple[int, int], ...] = ()
 
-    def exposed(self, latency: float, cycles_per_instruction: float) -> float:
+    def exposed(self, latency: float, cycles_per_instruction: float,
+                turns: float | None = None, per_tensor: float = 0.0) -> float:
         """The share of ``latency`` a warp still waits, on average over these waits, when
         each instruction it issues takes ``cycles_per_instruction`` (1 for a warp alone on
-        its scheduler, n for n warps issuing in turn); 1 without waits to go by.
+        its scheduler, n for n warps issuing in turn); after an asynchronous copy, each takes
+        ``turns`` cycles (the same if not given) and a tensor instruction at least
+        ``per_tensor``; 1 without waits to go by.
 
         >>> GlobalWaits((600, 10)).exposed(latency=400.0, cycles_per_instruction=2.0)
         0.475
+        >>> GlobalWaits((), copies=((100, 50),)).exposed(400.0, 1.0, 2.0, 6.0)  # 300 cycles
+        0.25
         """
-        if not self.distances or latency <= 0:
+        turns = turns or cycles_per_instruction
+        waits = [d * cycles_per_instruction for d in self.distances] + \
+            [max(d * turns, t * per_tensor) for d, t in self.copies]
+        if not waits or latency <= 0:
             return 1.0
-        return sum(max(0.0, latency - d * cycles_per_instruction)
-                   for d in self.distances) / (len(self.distances) * latency)
+        return sum(max(0.0, latency - w) for w in waits) / (len(waits) * latency)
 
 
 def read_global_waits(listing: str) -> dict[str, GlobalWaits]:
@@ -290,21 +301,41 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
     out = {}
     for name, (instructions, loops) in parsed.items():
         distances: list[int] = []
+        copies: list[tuple[int, int]] = []
         passes = 2 if loops else 1
         for start, end in loops or [(0, len(instructions) - 1)]:
             pending: dict[int, int] = {}  # scoreboard -> position of its first load
+            groups: list[int] = []  # committed groups of LDGSTS: the first one's position
+            group: int | None = None  # the group being issued
+            tensor = [0]  # tensor instructions issued before each position
             for position in range(passes * (end - start + 1)):
                 _, operands, _, _, opcode, sets, waits, _ = \
                     instructions[start + position % (end - start + 1)]
+                kept = position >= (passes - 1) * (end - start + 1)
+                base = opcode.split(".")[0]
+                tensor.append(tensor[-1] + (base in _TENSOR))
                 if opcode.startswith("DEPBAR"):  # DEPBAR.LE SBn, k: a wait on scoreboard n
                     waits |= sum(1 << int(b) for b in _DEPBAR_BOARD.findall(operands))
+                    # and on the LDGSTS groups (cp.async) but the k last; only a wait for all
+                    # (k = 0) is a wait the emulator counts (counts.ASYNC_COPIES)
+                    left = int(operands.split(",")[-1].strip().rstrip(";").strip(), 0) \
+                        if "," in operands else 0
+                    while len(groups) > left:
+                        first = groups.pop(0)
+                        if kept and left == 0:
+                            copies.append((position - first, tensor[position] - tensor[first]))
                 for board in [b for b in pending if waits >> b & 1]:
                     first = pending.pop(board)
-                    if position >= (passes - 1) * (end - start + 1):
+                    if kept:
                         distances.append(position - first)
-                if opcode.split(".")[0] in ("LDG", "LDL") and sets != 7:
+                if base in ("LDG", "LDL") and sets != 7:
                     pending.setdefault(sets, position)
-        out[name] = GlobalWaits(tuple(distances))
+                elif base == "LDGSTS" and group is None:
+                    group = position
+                elif base == "LDGDEPBAR" and group is not None:
+                    groups.append(group)
+                    group = None
+        out[name] = GlobalWaits(tuple(distances), tuple(copies))
     return out
 
 

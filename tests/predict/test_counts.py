@@ -292,3 +292,41 @@ def test_the_sfu_pipe_of_a_bfloat16_gelu_matches_nsight_compute():
     launch = next(k for k in THIRD if k.kernel == "gelu_forward_kernel2")
     counts = _predict(launch)[0].counts["warp_instructions"]
     assert counts["sfu"] + counts["cvt"] == pytest.approx(xu, rel=0.02)
+
+
+ASYNC_COPIES = r"""
+// a tile of 256 floats per block copied to shared memory by cp.async, `trips` times; the
+// copies are waited for at once (wait_group 0) or a trip later (wait_group 1)
+template <int LAG>
+__global__ void copies(const float *a, float *out, int trips)
+{
+    __shared__ __align__(16) float tile[2][256];
+    float sum = 0.0f;
+    for (int s = 0; s < trips; ++s) {
+        unsigned to = (unsigned)__cvta_generic_to_shared(&tile[s % 2][threadIdx.x]);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;"
+                     :: "r"(to), "l"(a + s * 256 + threadIdx.x));
+        asm volatile("cp.async.commit_group;");
+        asm volatile("cp.async.wait_group %0;" :: "n"(LAG));
+        __syncthreads();
+        sum += tile[(s + 1) % 2][255 - threadIdx.x];
+        __syncthreads();
+    }
+    out[threadIdx.x] = sum;
+}
+template __global__ void copies<0>(const float *, float *, int);
+template __global__ void copies<1>(const float *, float *, int);
+"""
+
+
+def test_an_async_copy_waited_for_at_once_is_a_memory_period():
+    m = emu.SourceModule(ASYNC_COPIES, no_extern_c=True)
+    a = emu.to_device(np.ones(256 * 8, np.float32))
+    out = emu.mem_alloc(256 * 4)
+    at_once, later = (run(m, f"copies<{lag}>", a, out, np.int32(8), grid=(1,), block=(256,))
+                      for lag in (0, 1))
+    assert at_once.classes["ld.global"] == later.classes["ld.global"] == 8 * 8
+    # wait_group 0 waits for the copy of this trip: one wait per trip and warp; wait_group 1
+    # for the one a trip (and a barrier) earlier, taken as arrived
+    assert at_once.periods == 8 * 8
+    assert later.periods == 0

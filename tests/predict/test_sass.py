@@ -22,6 +22,7 @@ from cudakit.predict.model import (
     own_path,
     period_wait,
     shared_wait,
+    transfer_cycles,
 )
 from cudakit.predict.sass import (
     GlobalWaits,
@@ -376,10 +377,12 @@ def test_a_block_in_step_hides_the_loads_issued_a_body_ahead():
     d = load("H100")
     traffic = Traffic(l2_read_requests=64 * 100, l2_read_bytes=64 * 100 * 128,
                       global_lines=64 * 100)
+    # two blocks of 4 warps on the SM: no block waits for the SM's share of the L2 alone
+    # (test_a_block_alone_on_its_sm_waits_for_all_its_warps_data)
     x = Launch(classes={"fp32": 64 * 100 * 600, "barrier": 64 * 200}, issued=64 * 100 * 640,
                cycles=64 * 100 * 640, warps=64, periods=64 * 100, shared_periods=0,
-               chain_periods=100, chain_shared_periods=0, blocks=8, warps_per_block=8,
-               blocks_per_sm=1, traffic=traffic)
+               chain_periods=100, chain_shared_periods=0, blocks=16, warps_per_block=4,
+               blocks_per_sm=2, traffic=traffic)
     plain, _ = hong_kim(x, d, 8)
     load_ = period_wait(x, d)
     # the loads come back 640 instructions, at least 640 cycles, after they issued
@@ -426,3 +429,59 @@ def test_a_depbar_on_the_loads_scoreboard_is_their_wait():
             + line(16, "FADD R3, R3, 1", plain) + line(32, "DEPBAR.LE SB0, 0x0", plain)
             + line(48, "FADD R5, R2, R3", plain) + line(64, "BRA `(.L_x_0)", plain))
     assert read_global_waits(text)["_Z1kPf"].distances == (2,)
+
+
+def test_a_depbar_for_every_copy_group_waits_for_the_oldest_group():
+    def line(address: int, text: str) -> str:
+        return f"  /*{address:04x}*/  {text} ;  /* 0x0000000000000000 */\n" \
+               "                                  /* 0x000fe20000000000 */\n"
+
+    def loop(keep: int) -> str:  # two copies, a commit, three more instructions, the wait
+        body = ["LDGSTS.E [R2], desc[UR4][R4.64]", "LDGSTS.E [R3], desc[UR4][R6.64]",
+                "LDGDEPBAR", "FADD R3, R3, 1", "FADD R3, R3, 1", "FADD R3, R3, 1",
+                f"DEPBAR.LE SB0, 0x{keep}", "BRA `(.L_x_0)"]
+        return ".text._Z1kPf:\n.L_x_0:\n" + "".join(line(16 * i, t) for i, t in
+                                                    enumerate(body))
+
+    at_once = read_global_waits(loop(0))["_Z1kPf"]
+    assert at_once.copies == ((6, 0),) and at_once.distances == ()  # no tensor instructions
+    # waiting for all groups but the last: the emulator counts no wait there
+    assert read_global_waits(loop(1))["_Z1kPf"].copies == ()
+
+
+def test_copies_are_hidden_by_the_work_of_the_warps_in_step():
+    d = load("H100")
+    traffic = Traffic(l2_read_requests=64 * 100, l2_read_bytes=64 * 100 * 128,
+                      global_lines=64 * 100)
+    x = Launch(classes={"fp32": 64 * 100 * 60, "barrier": 64 * 200}, issued=64 * 100 * 64,
+               cycles=64 * 100 * 64, warps=64, periods=64 * 100, shared_periods=0,
+               chain_periods=100, chain_shared_periods=0, blocks=16, warps_per_block=4,
+               blocks_per_sm=2, traffic=traffic)
+    load_ = period_wait(x, d)
+    # waited for 40 instructions after it left: a load so waited hides 40 cycles; a copy
+    # the other warps' turns too (40 x 8 warps / 4 schedulers), or the tensor cores' time
+    # for the 10 HMMAs among them if longer (10 x 8 warps x 3 cycles)
+    ldg = Launch(**{**vars(x), "loads_ahead": GlobalWaits((40,))})
+    copy = Launch(**{**vars(x), "loads_ahead": GlobalWaits((), copies=((40, 10),))})
+    assert hidden_waits(ldg, load_) == pytest.approx(100 * 40)
+    assert hidden_waits(copy, load_, turns=2.0) == pytest.approx(100 * 80)
+    assert hidden_waits(copy, load_, turns=2.0, per_tensor=24.0) == pytest.approx(100 * 240)
+    assert hong_kim(copy, d, 8)[0] < hong_kim(ldg, d, 8)[0]
+
+
+def test_a_block_alone_on_its_sm_waits_for_all_its_warps_data():
+    """A tile loaded, waited for and followed by a barrier: the block goes on once the last
+    byte its 8 warps asked for has come, at the SM's share of the L2's bandwidth. Blocks
+    sharing an SM drift apart and share it over time instead (the throughput terms)."""
+    d = load("H100")
+    traffic = Traffic(l2_read_requests=64 * 100 * 4, l2_read_bytes=64 * 100 * 4 * 128,
+                      global_lines=64 * 100 * 4)
+    alone = Launch(classes={"fp32": 64 * 100 * 60, "barrier": 64 * 200},
+                   issued=64 * 100 * 64, cycles=64 * 100 * 64, warps=64, periods=64 * 100,
+                   shared_periods=0, chain_periods=100, chain_shared_periods=0, blocks=8,
+                   warps_per_block=8, blocks_per_sm=1, traffic=traffic)
+    shared = Launch(**{**vars(alone), "warps_per_block": 4, "blocks_per_sm": 2})
+    transfer = transfer_cycles(alone, d, 8)  # 8 warps x 512 bytes at the SM's share
+    per_clock = d.l2_read_gbs * 1e9 / d.sm_count / d.clock_hz
+    assert transfer == pytest.approx(8 * 4 * 128 / per_clock)
+    assert hong_kim(alone, d, 8)[0] == pytest.approx(hong_kim(shared, d, 8)[0] + 100 * transfer)
