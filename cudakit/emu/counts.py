@@ -30,7 +30,9 @@ loads issued back to back before any use overlap (memory-level parallelism) and 
 A register is pending for the lanes that loaded it, as ptxas places waits by each thread's
 data flow: lanes of another path that overwrite or read it do not wait (:class:`_Row`).
 Shared-memory loads are counted the same way as ``shared_periods``; a wait for a shared load
-clears only the shared ones, as a global load issued before it is still in flight. Five rules
+clears only the shared ones, as a global load issued before it is still in flight. An
+asynchronous copy (``cp.async``) is a global load of :data:`ASYNC_COPIES`, which
+``cp.async.wait_group 0`` reads (:func:`_async_copy`). Five rules
 stand for ptxas's scheduling, which PTX order does not show: loads move up in their basic
 block with their address arithmetic, never above a store or a barrier (:func:`hoisted`; a
 short guarded block's loads go with the block before it, :func:`predicable`); a counted loop
