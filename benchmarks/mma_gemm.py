@@ -112,20 +112,25 @@ extern "C" __global__ void hgemm_mma(const half *a, const half *b, float *c, int
     store_tiles<2, 4>(c, n, acc, row0 + wm, col0 + wn, lane);
 }
 
+// 16 bytes of A's slice and of B's (chunk e: row e / 4, 8 halves) by cp.async
+__device__ __forceinline__ void copy_chunk(half *sa, half *sb, const half *a, const half *b,
+                                           int row0, int col0, int k0, int k, int e)
+{
+    int r = e / 4, q = (e % 4) * 8;
+    unsigned da = (unsigned)__cvta_generic_to_shared(&sa[r * LD + q]);
+    unsigned db = (unsigned)__cvta_generic_to_shared(&sb[r * LD + q]);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :: "r"(da), "l"(&a[(size_t)(row0 + r) * k + k0 + q]));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :: "r"(db), "l"(&b[(size_t)(col0 + r) * k + k0 + q]));
+}
+
 // the next slice of A and B (128 rows each) into one buffer by cp.async, two 16-byte
 // copies of each per thread
 __device__ __forceinline__ void stage(half *sa, half *sb, const half *a, const half *b,
                                       int row0, int col0, int k0, int k, int tid)
 {
-    for (int e = tid; e < 128 * 4; e += 256) {
-        int r = e / 4, q = (e % 4) * 8;
-        unsigned da = (unsigned)__cvta_generic_to_shared(&sa[r * LD + q]);
-        unsigned db = (unsigned)__cvta_generic_to_shared(&sb[r * LD + q]);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                     :: "r"(da), "l"(&a[(size_t)(row0 + r) * k + k0 + q]));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                     :: "r"(db), "l"(&b[(size_t)(col0 + r) * k + k0 + q]));
-    }
+    for (int e = tid; e < 128 * 4; e += 256) copy_chunk(sa, sb, a, b, row0, col0, k0, k, e);
     asm volatile("cp.async.commit_group;");
 }
 
@@ -165,15 +170,8 @@ extern "C" __global__ void hgemm_mma_copy_wait(const half *a, const half *b, flo
     int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
     float acc[4][4][4] = {};
     for (int k0 = 0; k0 < k; k0 += 32) {
-        for (int i = 0; i < 2; ++i) {  // two 16-byte copies of A's slice and B's per thread
-            int e = tid + 256 * i, r = e / 4, q = (e % 4) * 8;
-            unsigned da = (unsigned)__cvta_generic_to_shared(&sa[r * LD + q]);
-            unsigned db = (unsigned)__cvta_generic_to_shared(&sb[r * LD + q]);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                         :: "r"(da), "l"(&a[(size_t)(row0 + r) * k + k0 + q]));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                         :: "r"(db), "l"(&b[(size_t)(col0 + r) * k + k0 + q]));
-        }
+        for (int i = 0; i < 2; ++i)  // a fixed count: ptxas unrolls it
+            copy_chunk(sa, sb, a, b, row0, col0, k0, k, tid + 256 * i);
         asm volatile("cp.async.commit_group;");
         asm volatile("cp.async.wait_group 0;");
         __syncthreads();

@@ -51,8 +51,7 @@ SUB_BYTE = {"s4", "u4"}
 #: class each counts in (:mod:`cudakit.emu.counts`)
 SASS = {"f16": ("mma.f16", 16 * 8 * 16), "bf16": ("mma.f16", 16 * 8 * 16),
         "tf32": ("mma.tf32", 16 * 8 * 4), "f64": ("mma.f64", 8 * 8 * 4),
-        "s8": ("mma.i8", 16 * 8 * 16), "u8": ("mma.i8", 16 * 8 * 16),
-        "s4": ("mma.i8", 16 * 8 * 16), "u4": ("mma.i8", 16 * 8 * 16)}
+        "s8": ("mma.i8", 16 * 8 * 16), "u8": ("mma.i8", 16 * 8 * 16)}
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
 
 
