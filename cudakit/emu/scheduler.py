@@ -4,8 +4,12 @@ Every lane has a program counter (a basic block). The scheduler always runs the
 lowest pending block for every lane waiting there, over all warps and blocks at
 once (min-PC, or thread-frontier, scheduling): divergent lanes run their paths
 one after the other and reconverge where the paths meet, as a GPU's warps do.
-``bar.sync`` waits until every live thread of the block has arrived; a barrier
-that some live threads of a block skip is a ``BarrierError``.
+``bar.sync`` waits until every live thread of the block has arrived. Warps may arrive
+at different ``bar.sync`` instructions (a block split by warps into producers and
+consumers): as on the GPU, the barrier counts threads, not places, so warps that reach one
+wait there until the rest of the block has reached one. The instruction is ``.aligned``,
+though: the threads of one warp must reach it together, and a barrier that part of a warp
+skips is a ``BarrierError``.
 """
 
 from __future__ import annotations
@@ -75,9 +79,11 @@ def run(fr: Frame, L, entry: bool) -> None:
     counter = b.counter
     pure_exit = dec.pure_exit
     live_total = -1
+    parked = None
     if entry:
         live = np.bincount(b.blk[b.valid], minlength=b.nb)
         live_total = int(live.sum())
+        parked = Parked(b.nb)
     while heap:
         pc = heapq.heappop(heap)
         L = _merge(pending.pop(pc), b.size)
@@ -123,13 +129,13 @@ def run(fr: Frame, L, entry: bool) -> None:
             which = np.broadcast_to(np.asarray(term[1](fr, L)), lanes.shape)
             targets = [(term[2][int(k)], lanes[which == k]) for k in np.unique(which)]
         elif kind == "ret":
-            if entry:
-                live -= np.bincount(b.blk[b.index(L)], minlength=b.nb)
-                live_total = int(live.sum())
-            continue
+            if not entry:
+                continue
+            live -= np.bincount(b.blk[b.index(L)], minlength=b.nb)
+            live_total = int(live.sum())
+            targets = parked.release(b, live) if parked.lanes else []
         elif kind == "bar":
-            _barrier(fr, L, term, live if entry else None, pending, dec)
-            targets = [(pc + 1, L)]
+            targets = _barrier(fr, L, pc, term, live if entry else None, pending, parked)
         else:
             lane = int(b.index(L)[0])
             raise KernelFaultError(_("__trap() at line {line} of kernel '{kernel}' in {who}: "
@@ -139,6 +145,8 @@ def run(fr: Frame, L, entry: bool) -> None:
             if entry and target in pure_exit:
                 live -= np.bincount(b.blk[b.index(lanes)], minlength=b.nb)
                 live_total = int(live.sum())
+                if parked.lanes:
+                    targets.extend(parked.release(b, live))
                 continue
             if target in pending:
                 pending[target].append(lanes)
@@ -147,7 +155,42 @@ def run(fr: Frame, L, entry: bool) -> None:
                 heapq.heappush(heap, target)
 
 
-def _barrier(fr, L, term, live, pending, dec) -> None:
+class Parked:
+    """Warps waiting at a barrier for the rest of their block, which is elsewhere."""
+
+    def __init__(self, nb: int):
+        self.lanes: list[tuple[int, np.ndarray]] = []  # (barrier's block, lanes)
+        self.count = np.zeros(nb, np.int64)  # threads waiting, per block of the batch
+
+    def park(self, b, pc: int, lanes: np.ndarray) -> None:
+        self.lanes.append((pc, lanes))
+        self.count += np.bincount(b.blk[lanes], minlength=b.nb)
+
+    def release(self, b, live: np.ndarray, here=None) -> list:
+        """The waiting warps of every block whose live threads have all arrived (``here``:
+        those arriving now), each going on after its own barrier."""
+        arrived = self.count + (0 if here is None else here)
+        done = (self.count > 0) & (arrived >= live)
+        if not done.any():
+            return []
+        out, keep = [], []
+        for pc, lanes in self.lanes:
+            go = done[b.blk[lanes]]
+            if go.any():
+                out.append((pc + 1, lanes[go]))
+            if not go.all():
+                keep.append((pc, lanes[~go]))
+        self.lanes = keep
+        self.count[done] = 0
+        if b.race is not None:
+            b.race.barrier()
+        return out
+
+
+def _barrier(fr, L, pc: int, term, live, pending, parked) -> list:
+    """Where the lanes ``L`` arriving at the barrier ending block ``pc`` go on: past it, for
+    blocks whose live threads are all there (or parked at another barrier); otherwise they
+    park."""
     b = fr.b
     kind, dst, src, line = term[1:]
     lanes = b.index(L)
@@ -156,24 +199,22 @@ def _barrier(fr, L, term, live, pending, dec) -> None:
                                  "(line {line} of kernel '{kernel}')").format(
             line=line, kernel=fr.kernel_name))
     here = np.bincount(b.blk[lanes], minlength=b.nb)
-    short = (here > 0) & (here < live)
-    if short.any():
-        cta = int(np.argmax(short))
-        missing = None
-        for parts in pending.values():
-            for part in parts:
-                pl = b.index(part)
-                sel = pl[b.blk[pl] == cta]
-                if sel.size:
-                    missing = int(sel[0]) if missing is None else min(missing, int(sel[0]))
-        first = int(lanes[np.argmax(b.blk[lanes] == cta)])
-        other = b.thread_name(first, int(b.tib[missing])) if missing is not None \
-            else _("all live threads")
-        raise BarrierError(_(
-            "__syncthreads() at line {line} of kernel '{kernel}' was reached by {who} but not by "
-            "{other} of the same block (divergent barrier: on a GPU this hangs or corrupts "
-            "data). Move the barrier out of the branch or loop that only some threads "
-            "take.").format(line=line, kernel=fr.kernel_name, who=b.who(first), other=other))
+    short = (here > 0) & (here + parked.count < live)
+    if short.any() or parked.lanes:
+        split = _split_warp(b, lanes, pending, parked)
+        apart = (here > 0) & (here < live)  # a reduction needs its block in one place
+        if split is not None or (kind not in (None, "count") and apart.any()):
+            cta = int(b.blk[split]) if split is not None else int(np.argmax(apart))
+            first = int(lanes[np.argmax(b.blk[lanes] == cta)])
+            missing = split if split is not None else _waiting_elsewhere(b, cta, pending)
+            other = b.thread_name(first, int(b.tib[missing])) if missing is not None \
+                else _("all live threads")
+            raise BarrierError(_(
+                "__syncthreads() at line {line} of kernel '{kernel}' was reached by {who} but "
+                "not by {other} of the same block (divergent barrier: on a GPU this hangs or "
+                "corrupts data). Move the barrier out of the branch or loop that only some "
+                "threads take.").format(line=line, kernel=fr.kernel_name, who=b.who(first),
+                                        other=other))
     if kind == "count":
         n = np.asarray(dst(fr, L))
         if (n != b.tpb).any() and (n != b.pad).any():
@@ -190,5 +231,40 @@ def _barrier(fr, L, term, live, pending, dec) -> None:
             dst(fr, L, mine == live[b.blk[lanes]])
         else:
             dst(fr, L, mine > 0)
-    if b.race is not None:
-        b.race.barrier()
+    if not short.any() and not parked.lanes:
+        if b.race is not None:
+            b.race.barrier()
+        return [(pc + 1, L)]
+    wait = short[b.blk[lanes]]
+    if wait.any():
+        parked.park(b, pc, lanes[wait])
+    going = parked.release(b, live, np.where(short, 0, here))
+    if not wait.all():
+        going.append((pc + 1, lanes[~wait]))
+        if not going[:-1] and b.race is not None:
+            b.race.barrier()
+    return going
+
+
+def _split_warp(b, lanes: np.ndarray, pending, parked) -> int | None:
+    """A thread of a warp arriving with ``lanes`` that is elsewhere (``None``: none is)."""
+    warps = np.unique(b.warp_key[lanes])
+    parts = [part for parts in pending.values() for part in parts]
+    for part in parts + [waiting for _pc, waiting in parked.lanes]:
+        pl = b.index(part)
+        hit = pl[np.isin(b.warp_key[pl], warps)]
+        if hit.size:
+            return int(hit.min())
+    return None
+
+
+def _waiting_elsewhere(b, cta: int, pending) -> int | None:
+    """The lowest thread of block ``cta`` still on its way (``None``: none is)."""
+    missing = None
+    for parts in pending.values():
+        for part in parts:
+            pl = b.index(part)
+            sel = pl[b.blk[pl] == cta]
+            if sel.size:
+                missing = int(sel[0]) if missing is None else min(missing, int(sel[0]))
+    return missing

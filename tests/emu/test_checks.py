@@ -170,6 +170,49 @@ def test_divergent_syncthreads_is_an_error_not_a_hang():
         launch(src, "k", emu.mem_alloc(128))
 
 
+SPLIT_BY_WARPS = """__global__ void staged(const float* in, float* out, int rounds) {
+    // warps 0-1 load the next tile while warps 2-3 sum the last one; each half
+    // waits at its own __syncthreads(), which the GPU counts as one barrier
+    __shared__ float tile[2][64];
+    int t = threadIdx.x;
+    bool loader = t < 64;
+    float acc = 0.0f;
+    if (loader) tile[0][t] = in[t];
+    __syncthreads();
+    for (int r = 1; r <= rounds; ++r) {
+        if (loader) {
+            if (r < rounds) tile[r % 2][t] = in[r * 64 + t];
+            __syncthreads();
+        } else {
+            acc += tile[(r - 1) % 2][t - 64];
+            __syncthreads();
+        }
+    }
+    if (!loader) out[t - 64] = acc;
+}"""
+
+
+def test_warps_may_wait_at_different_barriers():
+    rounds = 5
+    x = np.arange(rounds * 64, dtype=np.float32)
+    d_in, d_out = emu.to_device(x), emu.mem_alloc(64 * 4)
+    launch(SPLIT_BY_WARPS, "staged", d_in, d_out, np.int32(rounds), block=(128, 1, 1),
+           grid=(3, 1))
+    want = x.reshape(rounds, 64).sum(axis=0)
+    assert emu.from_device(d_out, (64,), np.float32).tolist() == want.tolist()
+
+
+def test_one_warp_at_two_barriers_is_an_error():
+    src = """__global__ void k(int* a) {
+        __shared__ int s[32];
+        if (threadIdx.x < 16) { s[threadIdx.x] = 1; __syncthreads(); }
+        else { s[threadIdx.x] = 2; __syncthreads(); }
+        a[threadIdx.x] = s[31 - threadIdx.x];
+    }"""
+    with pytest.raises(emu.BarrierError, match="line 3.*thread \\(16,0,0\\)"):
+        launch(src, "k", emu.mem_alloc(128))
+
+
 def test_barrier_after_early_exit_is_allowed():
     src = """__global__ void k(int* a, int n) {
         if (threadIdx.x >= n) return;
