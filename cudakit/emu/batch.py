@@ -81,6 +81,7 @@ class Batch:
         self.shared_symbols = list(shared_symbols)
         self.dyn_offset = dyn_offset
         self.line = 0
+        self.phases = 0  # asynchronous-barrier phases completed (emu.mbarrier)
 
     # -- lanes -------------------------------------------------------------------------
     def index(self, L) -> np.ndarray:

@@ -104,6 +104,8 @@ def instruction_class(opcode: str, operands=()) -> str:
         return "free" if space == "param" else f"st.{space}"
     if base in ("atom", "red"):
         return "atom.shared" if space == "shared" else "atom.global"
+    if base == "mbarrier" or (base == "cp" and "mbarrier" in mods):
+        return "atom.shared"  # an asynchronous barrier's SYNCS operation on shared memory
     if base == "cp":
         return "ld.global" if "async" in mods and not ({"commit_group", "wait_group",
                                                          "wait_all"} & set(mods)) else "misc"
@@ -185,13 +187,14 @@ def _reads_writes(ins) -> tuple[list[str], list[str]]:
                 writes += _registers(part)
         else:
             reads += _registers(op)
-    if base == "cp" and ".async" in ins.opcode:
+    if (base == "cp" and ".async" in ins.opcode) or ins.opcode.startswith(_PHASE_WAITS):
         reads, writes = _async_copy(ins.opcode, ins.operands or [], reads, writes)
     return reads, writes
 
 
 #: the register the scoreboard follows for a warp's asynchronous copies in flight
 ASYNC_COPIES = "%cp.async"
+_PHASE_WAITS = ("mbarrier.try_wait", "mbarrier.test_wait")
 
 
 def _async_copy(opcode: str, operands, reads, writes) -> tuple[list[str], list[str]]:
@@ -202,7 +205,9 @@ def _async_copy(opcode: str, operands, reads, writes) -> tuple[list[str], list[s
     its copies are taken as arrived (the time a trip between two barriers takes is the
     model's to price: :func:`cudakit.predict.model.hong_kim`)."""
     mods = opcode.split(".")
-    if "commit_group" in mods:
+    if opcode.startswith(_PHASE_WAITS):  # an asynchronous barrier's phase: the copies are in
+        return reads + [ASYNC_COPIES], writes
+    if "commit_group" in mods or "mbarrier" in mods:  # cp.async.mbarrier.arrive copies none
         return reads, writes
     if "wait_all" in mods or ("wait_group" in mods and str(operands[0]).strip() == "0"):
         return reads + [ASYNC_COPIES], writes

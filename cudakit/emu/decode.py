@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..i18n.messages import _
-from . import mma, wmma
+from . import mbarrier, mma, wmma
 from . import numeric as nm
 from .batch import Site
 from .counts import block_profile, hoisted, issue_cycles, predicable, scoreboard_program
@@ -36,6 +36,7 @@ TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32
          "f16", "f32", "f64", "pred", "f16x2", "bf16", "bf16x2", "b128"}
 CONTROL = ("bra", "brx", "ret", "exit", "bar", "barrier", "trap")
 WARP_LEVEL = ("bar.warp", "barrier.cluster")  # not block barriers: ordinary instructions
+WAITS = "mbarrier.try_wait"  # a block of its own: the scheduler parks lanes that must wait
 
 
 @dataclass
@@ -82,9 +83,10 @@ def decode_function(fn: Function, program) -> Decoded:
     leaders = {0} | set(fn.labels.values())
     for k, ins in enumerate(fn.body):
         base = ins.opcode.split(".")[0]
-        if base in CONTROL and not ins.opcode.startswith(WARP_LEVEL):
+        if (base in CONTROL and not ins.opcode.startswith(WARP_LEVEL)) or \
+                ins.opcode.startswith(WAITS):
             leaders.add(k + 1)
-            if base in ("bar", "barrier"):
+            if base in ("bar", "barrier", "mbarrier"):
                 leaders.add(k)
     leaders = sorted(x for x in leaders if x <= len(fn.body))
     starts = [x for x in leaders if x < len(fn.body)]
@@ -107,7 +109,9 @@ def decode_function(fn: Function, program) -> Decoded:
                 pure.append(True)
                 continue
             base = ins.opcode.split(".")[0]
-            if base in CONTROL and not ins.opcode.startswith(WARP_LEVEL):
+            if ins.opcode.startswith(WAITS):
+                term = _wait(ins, scope, program)
+            elif base in CONTROL and not ins.opcode.startswith(WARP_LEVEL):
                 term = _terminator(ins, scope, dec)
             else:
                 try:
@@ -324,6 +328,17 @@ def _terminator(ins: Instr, scope: Scope, dec: Decoded):
     return ("bar", None, None, None, ins.line)
 
 
+def _wait(ins: Instr, scope: Scope, program):
+    """``mbarrier.try_wait``: ``("wait", done, write)``; ``done(frame, lanes)`` says per lane
+    whether the phase it waits for is over, ``write(frame, lanes, values)`` sets its
+    predicate."""
+    if ins.guard:
+        raise UnsupportedError("a predicated mbarrier.try_wait")
+    _base, mods, _types = split_opcode(ins.opcode)
+    done = mbarrier.waiter(ins, scope, mods, ins.operands, _site(ins, program, "atom"))
+    return ("wait", done, scope.write(ins.operands[0], "pred"))
+
+
 # -- instructions --------------------------------------------------------------------------
 
 def decode(ins: Instr, scope: Scope, program):
@@ -344,9 +359,9 @@ def decode(ins: Instr, scope: Scope, program):
 def _unsupported_name(base: str, opcode: str) -> str:
     if base in ("tex", "tld4", "txq", "suld", "sust", "sured", "suq"):
         return _("texture and surface objects are not supported by the emulator")
-    if base in ("mbarrier", "cp") or opcode.startswith("cp.async.bulk"):
-        return _("asynchronous barriers and copies (cuda::barrier, cuda::pipeline: "
-                 "'{opcode}') are not supported by the emulator").format(opcode=opcode)
+    if base == "cp":
+        return _("the asynchronous copy '{opcode}' is not supported by the emulator").format(
+            opcode=opcode)
     return _("the PTX instruction '{opcode}'").format(opcode=opcode)
 
 
@@ -802,6 +817,10 @@ def h_st(ins, scope, program, base, mods, types, t, o):
     return st
 
 
+def h_mbarrier(ins, scope, program, base, mods, types, t, o):
+    return mbarrier.decode(ins, scope, mods, o, _site(ins, program, "atom"))
+
+
 def h_atom(ins, scope, program, base, mods, types, t, o):
     space = _space(mods)
     ops = [m for m in mods if m in ("add", "min", "max", "inc", "dec", "and", "or", "xor",
@@ -984,11 +1003,16 @@ def h_call(ins, scope, program, base, mods, types, t, o):
 
 
 def h_cp_async(ins, scope, program, base, mods, types, t, o):
+    if "reduce" in mods:
+        raise UnsupportedError(_unsupported_name(base, ins.opcode))
     if "async" not in mods or ("commit_group" in mods or "wait_group" in mods or
                                "wait_all" in mods):
         return None
+    if "mbarrier" in mods:  # cp.async.mbarrier.arrive
+        return mbarrier.copy_arrive(ins, scope, mods, o, _site(ins, program, "atom"))
     if "bulk" in mods:
-        raise UnsupportedError("bulk asynchronous copies (TMA)")
+        site = _site(ins, program, "ld")
+        return mbarrier.bulk_copy(ins, scope, mods, o, site, site)
     dst, src, size = o[0], o[1], int(o[2], 0)
     src_size = scope.read(o[3], "u32") if len(o) > 3 else None
     dr, _ = scope.address(dst)
@@ -1183,7 +1207,7 @@ HANDLERS = {
     "bfe": h_bitfield, "bfi": h_bitfield, "bmsk": h_bitfield, "prmt": h_bitfield,
     "lop3": h_bitfield,
     "shf": h_bitfield, "testp": h_testp, "dp4a": h_dp4a, "dp2a": h_dp4a,
-    "call": h_call, "cp": h_cp_async, "wmma": h_wmma, "mma": h_mma,
+    "call": h_call, "cp": h_cp_async, "mbarrier": h_mbarrier, "wmma": h_wmma, "mma": h_mma,
     "ldmatrix": h_matrix_move, "stmatrix": h_matrix_move, "movmatrix": h_matrix_move,
 }
 

@@ -10,6 +10,10 @@ consumers): as on the GPU, the barrier counts threads, not places, so warps that
 wait there until the rest of the block has reached one. The instruction is ``.aligned``,
 though: the threads of one warp must reach it together, and a barrier that part of a warp
 skips is a ``BarrierError``.
+Lanes whose ``mbarrier.try_wait`` finds their phase still open are parked too, until some
+asynchronous barrier completes a phase (:mod:`.mbarrier`), so that the lanes that are to
+arrive get to run; when nothing else can run, their wait gives up (as the GPU's does after a
+while) and their own loop decides.
 """
 
 from __future__ import annotations
@@ -84,7 +88,16 @@ def run(fr: Frame, L, entry: bool) -> None:
         live = np.bincount(b.blk[b.valid], minlength=b.nb)
         live_total = int(live.sum())
         parked = Parked(b.nb)
-    while heap:
+    waiting: list[tuple[int, np.ndarray]] = []  # lanes parked by mbarrier.try_wait
+    seen = b.phases
+    while heap or waiting:
+        if waiting and (b.phases != seen or not heap):
+            again = b.phases != seen  # a phase completed: test again; else give up
+            for at, lanes in waiting:
+                if not again:
+                    blocks[at].term[2](fr, lanes, np.zeros(lanes.size, bool))
+                _push(pending, heap, at if again else at + 1, lanes)
+            waiting, seen = [], b.phases
         pc = heapq.heappop(heap)
         L = _merge(pending.pop(pc), b.size)
         blk = blocks[pc]
@@ -136,6 +149,15 @@ def run(fr: Frame, L, entry: bool) -> None:
             targets = parked.release(b, live) if parked.lanes else []
         elif kind == "bar":
             targets = _barrier(fr, L, pc, term, live if entry else None, pending, parked)
+        elif kind == "wait":
+            lanes = b.index(L)
+            done = np.broadcast_to(term[1](fr, L), lanes.shape)
+            if not done.all():
+                waiting.append((pc, lanes[~done]))
+            targets = []
+            if done.any():
+                term[2](fr, lanes[done], np.ones(int(done.sum()), bool))
+                targets = [(pc + 1, lanes[done])]
         else:
             lane = int(b.index(L)[0])
             raise KernelFaultError(_("__trap() at line {line} of kernel '{kernel}' in {who}: "
@@ -148,11 +170,16 @@ def run(fr: Frame, L, entry: bool) -> None:
                 if parked.lanes:
                     targets.extend(parked.release(b, live))
                 continue
-            if target in pending:
-                pending[target].append(lanes)
-            else:
-                pending[target] = [lanes]
-                heapq.heappush(heap, target)
+            _push(pending, heap, target, lanes)
+
+
+def _push(pending: dict, heap: list, target: int, lanes) -> None:
+    """Lanes ``lanes`` are to run block ``target``."""
+    if target in pending:
+        pending[target].append(lanes)
+    else:
+        pending[target] = [lanes]
+        heapq.heappush(heap, target)
 
 
 class Parked:
