@@ -10,6 +10,8 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
     python -m benchmarks.peer_times --third ...   # the third batch: llm.c's kernels, the same way
     python -m benchmarks.peer_times --fourth ...  # the fourth: more of llm.c, the same way
     python -m benchmarks.peer_times --fifth ...   # the fifth: kernels written for it (fresh/)
+    python -m benchmarks.peer_times --sixth ...   # the sixth: siboehm's SGEMM kernels and a
+                                                  # minimal flash attention, on an H200
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
 instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
@@ -427,6 +429,65 @@ FIFTH = [
                       np.zeros(64, np.float32), np.int32(GATHER)], (GATHER // 256,), (256,)),
 ]
 
+SGEMM = Path(__file__).resolve().parent / "sgemm_cuda"
+FLASH = Path(__file__).resolve().parent / "flash_minimal"
+SIXTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_sixth_batch.json"
+GEMM = 4096
+FLASH_HEADS, FLASH_D, FLASH_B = 12, 64, 32  # batch 16 of 12 heads, d = 64, Bc = Br = 32
+
+
+def _sgemm(name, kernel, grid, block):
+    """siboehm's kernel ``kernel`` (``sgemm_cuda/``) as its runner launches it at 4096^3:
+    C = 0.5 A B + 2 C in small integers."""
+    def inputs(r):
+        m = [r.integers(-2, 3, GEMM * GEMM).astype(np.float32) for _ in range(3)]
+        return [np.int32(GEMM)] * 3 + [np.float32(0.5), m[0], m[1], np.float32(2.0), m[2]]
+    return Launch(name, "instances.cu", kernel, inputs, grid, block, 0, SGEMM,
+                  (f"-I{SGEMM}", f"-I{SGEMM / 'stub'}"))
+
+
+def _flash(n):
+    """tspeterkim's minimal flash attention (``flash_minimal/``) over sequences of ``n``."""
+    heads = 16 * FLASH_HEADS
+
+    def inputs(r):
+        qkv = [r.standard_normal(heads * n * FLASH_D).astype(np.float32) for _ in range(3)]
+        t = np.int32(-(-n // FLASH_B))
+        return [*qkv, np.int32(n), np.int32(FLASH_D), t, t, np.int32(FLASH_B),
+                np.int32(FLASH_B), np.float32(1 / np.sqrt(FLASH_D)),
+                np.zeros(heads * n, np.float32), np.full(heads * n, -np.inf, np.float32),
+                np.zeros(heads * n * FLASH_D, np.float32)]
+    return Launch(f"flash forward_kernel N={n}", "forward_kernel.cu", "forward_kernel", inputs,
+                  (16, FLASH_HEADS), (FLASH_B,), (3 * FLASH_B * FLASH_D + FLASH_B ** 2) * 4,
+                  FLASH)
+
+
+_T = GEMM // 128
+SIXTH = [
+    _sgemm("sgemm 1 naive", "sgemm_naive", (GEMM // 32, GEMM // 32), (32, 32)),
+    _sgemm("sgemm 2 coalesce", "sgemm_global_mem_coalesce<32>", (GEMM // 32, GEMM // 32),
+           (1024,)),
+    _sgemm("sgemm 3 shared", "sgemm_shared_mem_block<32>", (GEMM // 32, GEMM // 32), (1024,)),
+    _sgemm("sgemm 4 1D tiles", "sgemm1DBlocktiling<64, 64, 8, 8>", (GEMM // 64, GEMM // 64),
+           (512,)),
+    *[_sgemm(f"sgemm {k} {name}", f"{kernel}<128, 128, 8, 8, 8>", (_T, _T), (256,))
+      for k, name, kernel in ((5, "2D tiles", "sgemm2DBlocktiling"),
+                              (6, "vectorized", "sgemmVectorize"),
+                              (7, "bank conflicts", "sgemmResolveBankConflicts"),
+                              (8, "extra column", "sgemmResolveBankExtraCol"))],
+    _sgemm("sgemm 9 autotuned", "sgemmAutotuned<128, 128, 16, 8, 8>", (_T, _T), (256,)),
+    _sgemm("sgemm 10 warp tiles", "sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>",
+           (_T, _T), (128,)),
+    _sgemm("sgemm 11 double buffering",
+           "sgemmDoubleBuffering<128, 256, 16, 128, 32, 1, 8, 8, 256>", (GEMM // 256, _T),
+           (256,)),
+    _sgemm("sgemm 12 cuda::barrier",
+           "runSgemmDoubleBuffering2<128, 128, 16, 64, 64, 4, 8, 4, 128>", (_T, _T), (128,)),
+    _flash(256),
+    _flash(1024),
+]
+
+
 def record(path: str, repeat: int = 20, batch: int = 10,
            launches: list[Launch] | None = None, warmup: int = 3) -> None:
     """Time the launches (default: the first batch) on this machine's GPU (PyCUDA) and write
@@ -469,7 +530,7 @@ def record(path: str, repeat: int = 20, batch: int = 10,
                                    "batch": batch, "launches": out}, indent=1) + "\n")
 
 
-def _predict(launch: Launch):
+def _predict(launch: Launch, device: str = "H100"):
     """The model's prediction of ``launch`` on its inputs, and the seconds it took (compiling
     included, as a participant waits for it; making the inputs not)."""
     import cudakit
@@ -479,28 +540,29 @@ def _predict(launch: Launch):
     source = cudakit.compile(launch.source, options=launch.options) if launch.options \
         else launch.source
     p = cudakit.predict(source, launch.kernel, grid=launch.grid, block=launch.block,
-                        args=host, shared=launch.shared)
+                        args=host, shared=launch.shared, device=device)
     return p, time.perf_counter() - start
 
 
-def predict_first(path: Path, launches: list[Launch]) -> None:
+def predict_first(path: Path, launches: list[Launch], device: str = "H100") -> None:
     """Write each launch's prediction into the fixture (``predicted_blind_ms``), before the
     GPU has timed it: what a held-out check compares later."""
-    stored = json.loads(path.read_text())
+    stored = json.loads(path.read_text()) if path.exists() else {"launches": {}}
     for launch in launches:
-        p, _ = _predict(launch)
+        p, _ = _predict(launch, device)
         stored["launches"].setdefault(launch.name, {})["predicted_blind_ms"] = p.ms
         print(f"{launch.name:40s} {p.ms:.4f} ms predicted ({p.bound})", flush=True)
     path.write_text(json.dumps(stored, indent=1) + "\n")
 
 
-def compare(path: Path = FIXTURE, launches: list[Launch] | None = None) -> list[dict]:
-    """Predict every launch (default: the first batch) and set it against the stored H100
-    time."""
+def compare(path: Path = FIXTURE, launches: list[Launch] | None = None,
+            device: str = "H100") -> list[dict]:
+    """Predict every launch (default: the first batch) for ``device`` and set it against the
+    time stored for it."""
     stored = json.loads(path.read_text())["launches"]
     rows = []
     for launch in launches or LAUNCHES:
-        p, seconds = _predict(launch)
+        p, seconds = _predict(launch, device)
         measured = stored[launch.name]["ms"]
         rows.append({"name": launch.name, "measured_ms": measured, "predicted_ms": p.ms,
                      "error_pct": (p.ms / measured - 1) * 100, "bound": p.bound,
@@ -530,19 +592,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fifth", action="store_true",
                         help="the fifth batch (session 16, kernels written for it, predicted "
                              "first)")
+    parser.add_argument("--sixth", action="store_true",
+                        help="the sixth batch (session 29: siboehm's SGEMM kernels and a "
+                             "minimal flash attention, on an H200, fixtures/"
+                             "h200_sixth_batch.json)")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = FIFTH if args.fifth else FOURTH if args.fourth else THIRD if args.third \
-        else SECOND if args.second else LAUNCHES
+    launches = SIXTH if args.sixth else FIFTH if args.fifth else FOURTH if args.fourth \
+        else THIRD if args.third else SECOND if args.second else LAUNCHES
+    fixture, device = (SIXTH_FIXTURE, "H200") if args.sixth else (FIXTURE, "H100")
     if args.predict_first:
-        predict_first(FIXTURE, launches)
+        predict_first(fixture, launches, device)
     elif args.record:
         record(args.record, launches=launches)
     else:
-        print("| launch | H100 ms | predicted ms | error | bound | prediction s |\n"
+        print(f"| launch | {device} ms | predicted ms | error | bound | prediction s |\n"
               "|---|---|---|---|---|---|")
-        compare(launches=launches)
+        compare(fixture, launches, device)
 
 
 if __name__ == "__main__":

@@ -648,6 +648,8 @@ class InstructionCounter:
         # the lanes those instructions went over, and batches of blocks started
         self.runs = self.lane_steps = self.batches = 0
         self.steps = np.zeros(len(CLASSES), np.float64)
+        self.bulk_copies = 0  # lanes' bulk copies (each one TMA copy; ptxas issues them
+        # one lane at a time)
 
     @property
     def periods(self) -> float:
@@ -718,6 +720,9 @@ class InstructionCounter:
             active = np.bitwise_or.reduceat(np.left_shift(1, L & 31).astype(np.int64), starts)
         self.counts += blk.classes * warps.size
         self.cycles += blk.cycles * warps.size
+        if blk.bulk:
+            lanes = int(b.valid.sum()) if isinstance(L, slice) else L.size
+            self.bulk_copies += blk.bulk * lanes
         self.visits[id(blk)] = self.visits.get(id(blk), 0) + 1
         events = blk.scoreboard
         if not events:

@@ -52,6 +52,7 @@ class Block:
     cycles: int = 0  # one warp's issue cycles with dependency stalls (counts.issue_cycles)
     scoreboard: list = field(default_factory=list)  # counts.scoreboard_program's events
     trips: int = 1  # runs of the block that one pass of its scoreboard events stands for
+    bulk: int = 0  # bulk copies (cp.async.bulk) in the block: each lane's is one TMA copy
 
 
 @dataclass
@@ -122,7 +123,8 @@ def decode_function(fn: Function, program) -> Decoded:
                     ops.append(_guarded(op, ins, scope) if ins.guard else op)
                     pure.append(HANDLERS.get(base) in PURE)
         first = fn.body[s]
-        dec.blocks.append(Block(s, ops, term, first.line, count=end - s, pure=pure))
+        dec.blocks.append(Block(s, ops, term, first.line, count=end - s, pure=pure,
+                                bulk=sum(mbarrier.is_bulk_copy(i.opcode) for i in fn.body[s:end])))
         if not ops and term[0] == "ret":
             dec.pure_exit.add(bi)
     for b in dec.blocks:  # labels -> block numbers

@@ -221,6 +221,18 @@ def copy_arrive(ins, scope, mods, o, site):
     return op
 
 
+def is_bulk_copy(opcode: str) -> bool:
+    """Whether ``opcode`` is a bulk copy that moves data (not its groups' commits and
+    waits, nor a prefetch): each lane that runs it sends the SM's TMA unit one copy.
+
+    >>> is_bulk_copy("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")
+    True
+    """
+    mods = opcode.split(".")
+    return opcode.startswith("cp.async.bulk") and not {"commit_group", "wait_group",
+                                                         "prefetch", "tensor"} & set(mods)
+
+
 def bulk_copy(ins, scope, mods, o, load_site, store_site):
     """``cp.async.bulk`` without a tensor map: ``size`` bytes (a multiple of 16) from ``[src]``
     to ``[dst]``, done at once; into shared memory it completes ``size`` bytes of the

@@ -173,7 +173,8 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
                     banks=(conflict_cycles(cubin, mangled) or 0.0)
                     if float(dev.compute_capability) >= 7.0 else 0.0,  # Volta's banks on
-                    fetch=fetch, loads_ahead=global_waits(cubin, mangled))
+                    fetch=fetch, loads_ahead=global_waits(cubin, mangled),
+                    bulk_copies=c.bulk_copies * s)
     e = estimate(launch, dev)
     counts = {
         "warp_instructions": classes, "issued_warp_instructions": launch.issued,

@@ -42,7 +42,7 @@ OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
             "tpc_paired_blocks", "load_departure_cycles", "partial_store_dram_sectors_per_s",
             "mma_f16_per_clk_per_sm", "mma_tf32_per_clk_per_sm", "mma_f64_per_clk_per_sm",
             "mma_i8_per_clk_per_sm", "mma_f16_clock_ghz", "mma_tf32_clock_ghz",
-            "mma_f64_clock_ghz", "mma_i8_clock_ghz")
+            "mma_f64_clock_ghz", "mma_i8_clock_ghz", "bulk_copy_cycles_per_sm")
 #: tables a device may have (``benchmarks/microbench.py``): ``copy_curves``, per copy kind
 #: (``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable``, ``d2d``) the measured
 #: microseconds against bytes; ``d2d_unaligned_us``, the microseconds a device-to-device copy

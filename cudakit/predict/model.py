@@ -93,7 +93,7 @@ PUBLIC = {"integer": "issue", "integer multiply": "issue", "shuffle": "issue",
 STALLED = ("fp32", "fp64", "sfu", "ld.global", "st.global", "ld.shared", "st.shared")
 PER_SM = ("issue", "L1/LSU", "shared-memory wavefronts", "FP32", "FP64", "integer",
           "integer multiply", "SFU", "shuffle", "shared atomics", "constant cache",
-          "tensor cores")
+          "tensor cores", "bulk copies")
 
 
 def time_of_dram(read: float, write: float, *, read_gbs: float, copy_gbs: float,
@@ -231,6 +231,7 @@ class Launch:
     banks: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
     fetch: float = 0.0  # cycles per instruction a warp needs to fetch its loop (.fetch)
     loads_ahead: object = None  # sass.GlobalWaits of the kernel's SASS, if it could be read
+    bulk_copies: float = 0.0  # lanes' bulk copies (cp.async.bulk): one TMA copy each
 
 
 @dataclass
@@ -375,6 +376,30 @@ def shared_wait(x: Launch, d) -> float:
     return per_load * loads / x.shared_periods
 
 
+def bulk_copy_cycles(d) -> float:
+    """Cycles the SM's TMA unit takes per bulk copy of up to 256 bytes (0 where not measured).
+    ptxas issues a warp's bulk copies one lane at a time, and the warps that issue them wait
+    until the unit has taken them: ``benchmarks/bulk_copy_probe.py`` measured 4.7 cycles per
+    SM per copy of 16 to 64 bytes with 4 blocks per SM on an H200, 6.8 for 256 bytes, and
+    about 40 bytes a cycle beyond (the L2's share, priced by the L2 term). In a block kept in
+    step by barriers the copies add to the interval they are issued in (siboehm's SGEMM
+    kernel 12, 16 bytes a copy, takes 1.8 times kernel 10's time, the same tiling with plain
+    loads)."""
+    return d.figures.get("bulk_copy_cycles_per_sm", 0.0)
+
+
+def own_wavefronts(x: Launch, d) -> float:
+    """Cycles per warp of its shared waits that are its own loads' wavefronts passing the
+    shared-memory pipe (:func:`shared_wait` counts them in each wait, one a clock). Where the
+    pipe's time for all the warps in lockstep decides an interval between barriers, that
+    time already holds them: counted again as waits, a block of one warp per SM whose loads
+    conflict 32 ways (flash-attention's rows read across the banks) came out at twice its
+    time."""
+    w = max(x.warps, 1.0)
+    serial = x.traffic.shared_load_wavefronts * 128 / d.shared_bytes_per_clk_per_sm / w
+    return min(serial, x.chain_shared_periods * shared_wait(x, d))
+
+
 def issue_slots(x: Launch) -> float:
     """The scheduler cycles the warps' instructions hold, summed over warps: one each, and the
     cycles an FP32 instruction waits for its register banks (``x.banks``: they hold the
@@ -506,8 +531,10 @@ def hong_kim(x: Launch, d, warps: float, dram: float | None = None) -> tuple[flo
         # the warps in lockstep work (:func:`hidden_waits`). The work
         # between barriers takes at least what the SM's busiest pipe needs for it
         # (:func:`busiest_pipe`: a tensor-core GEMM's shared-memory tiles and HMMAs).
-        block = max(comp * warps, path, busiest_pipe(x, d)[1] * warps)
-        waits = mem - lockstep_hidden(x, d, warps, load)
+        pipe = busiest_pipe(x, d)[1] * warps
+        block = max(comp * warps, path, pipe) + bulk_copy_cycles(d) * x.bulk_copies / w * warps
+        waits = mem - lockstep_hidden(x, d, warps, load) - \
+            min(own_wavefronts(x, d), max(0.0, pipe - max(comp * warps, path)))
         in_phase = waits + block > own
         own = max(own, waits + block)
     if mwp >= warps and cwp >= warps:
@@ -549,6 +576,7 @@ def _terms(x: Launch, d, blocks_on_busiest: float, rounds: float,
                                                 t.global_store_partial_lines, d.figures),
         "constant cache": t.constant_replays * share / (rate * clock)
         if (rate := d.figures.get("constant_replays_per_clk_per_sm")) else 0.0,
+        "bulk copies": x.bulk_copies * share * bulk_copy_cycles(d) / clock,
     }
     resident = min(x.blocks_per_sm, blocks_on_busiest) * x.warps_per_block
     cycles, limit = hong_kim(x, d, resident, dram)
@@ -750,6 +778,11 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
                 f"the L2 merges each into its sector at "
                 f"{t.global_store_partial_sectors / terms['partial stores'] / 1e9:.1f} per ns, "
                 f"{share}")
+    if bound == "bulk copies":
+        return (f"bulk-copy-bound: {x.bulk_copies:.3g} bulk copies (cp.async.bulk, TMA), "
+                f"which the SM's TMA unit takes one at a time, {bulk_copy_cycles(d):.1f} "
+                f"cycles each; fewer, larger copies (one per tile, not per thread) move the "
+                f"same bytes in a fraction of the time, {share}")
     if bound == "constant cache":
         rate = d.figures["constant_replays_per_clk_per_sm"]
         return (f"constant-cache-bound: warps read __constant__ memory at different addresses "

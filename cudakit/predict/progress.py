@@ -128,19 +128,39 @@ def fraction_done(fr, counter, skipped: float = 0.0, points=()) -> float | None:
     iterations issued so far on average, or, when ``points`` (:func:`point`, taken as the
     block ran) show its iterations growing or shrinking steadily, what the trend gives
     (:func:`trend_rest`). Loops that have finished count once, as they ran; ``skipped``: the
-    instructions of loops :func:`skip_loop` cut short before.
+    instructions of loops :func:`skip_loop` cut short before. A loop around that one still
+    in its first iteration (a flash-attention block stopped in its first tile of keys)
+    multiplies it all by its iterations: each as long as the first.
     """
     loop = _running_loop(fr, counter)
     if loop is None:
         return None
-    done, first, _, left, per_iteration = loop
+    done, first, last, left, per_iteration = loop
     so_far = issued(fr.dec, counter)
     if so_far <= 0:
         return None
     seen = [(k, w) for f, k, w in points if f == first]
     rest = trend_rest([*seen, (done, so_far)], left)
     rest = left * per_iteration if rest is None else rest
-    return so_far / (so_far + skipped + rest)
+    return so_far / ((so_far + skipped + rest) * _first_iterations(fr, counter, first, last))
+
+
+def _first_iterations(fr, counter, first: int, last: int) -> float:
+    """The product of the iterations of the loops around basic blocks ``first .. last``
+    that have not finished an iteration yet (1.0 when there are none)."""
+    dec = fr.dec
+    starts = [blk.start for blk in dec.blocks] + [len(dec.fn.body)]
+    times = 1.0
+    for bi, blk in enumerate(dec.blocks):
+        term = blk.term
+        if term[0] != "bra" or term[2] is None or term[1] > first or bi < last or \
+                (term[1], bi) == (first, last) or counter.visits.get(id(blk), 0) or \
+                not counter.visits.get(id(dec.blocks[term[1]]), 0):
+            continue
+        left = _loop_left(fr, dec.fn.body[starts[term[1]]:starts[bi + 1]])
+        if np.isfinite(left) and left > 1:
+            times *= left
+    return times
 
 
 def loop_start(fr, counter) -> int | None:
@@ -209,8 +229,9 @@ def loop_done(fr, counter) -> float | None:
 def skip_loop(fr, counter) -> float | None:
     """Cut the outermost running loop short when another loop follows it, so that the later
     loops run too: its induction register moves on, lane by lane, to its last iteration.
-    Returns the instructions skipped (iterations left times those of one iteration), or
-    None, touching nothing, when no loop can be cut so.
+    Returns the instructions skipped (the iterations left but the one that now runs as the
+    last, times those of one iteration), or None, touching nothing, when no loop can be cut
+    so.
 
     A kernel that makes three passes over a long row with one thread (llm.c's softmax over
     50257 columns) runs for minutes in the emulator; stopped in its first pass, the other
@@ -236,4 +257,4 @@ def skip_loop(fr, counter) -> float | None:
     moved = value[lanes] + (trips[lanes] - 1) * step[lanes]
     dtype = np.int64 if t[0] in "sub" else np.float64
     dec.scope.write(ind, t)(fr, lanes, moved.astype(dtype))
-    return left * per_iteration
+    return (left - 1) * per_iteration

@@ -9,6 +9,7 @@ import pytest
 
 from cudakit import emu
 from cudakit.emu import mbarrier
+from cudakit.emu.counts import InstructionCounter
 from cudakit.errors import KernelFaultError, KernelTimeout
 
 from .conftest import build
@@ -20,7 +21,7 @@ SOURCE = r"""
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
 // warps 0-3 fill a tile, warps 4-7 sum it: each half waits at its own arrive_and_wait
-__global__ void produce_consume(const float* in, float* out, int rounds) {
+extern "C" __global__ void produce_consume(const float* in, float* out, int rounds) {
     __shared__ block_barrier filled, emptied;
     __shared__ float tile[128];
     int t = threadIdx.x;
@@ -42,7 +43,7 @@ __global__ void produce_consume(const float* in, float* out, int rounds) {
 }
 
 // one thread copies the block's 4 KiB with a bulk copy (TMA on sm_90), all wait for it
-__global__ void bulk_stage(const float4* in, float* out) {
+extern "C" __global__ void bulk_stage(const float4* in, float* out) {
     __shared__ block_barrier ready;
     __shared__ alignas(128) float4 tile[256];
     if (threadIdx.x == 0) init(&ready, blockDim.x);
@@ -56,7 +57,7 @@ __global__ void bulk_stage(const float4* in, float* out) {
 }
 
 // every thread copies one float (cp.async with an arrive-on), then all wait
-__global__ void word_stage(const float* in, float* out) {
+extern "C" __global__ void word_stage(const float* in, float* out) {
     __shared__ block_barrier ready;
     __shared__ float tile[256];
     if (threadIdx.x == 0) init(&ready, blockDim.x);
@@ -68,7 +69,7 @@ __global__ void word_stage(const float* in, float* out) {
 }
 
 // raw PTX, as CUTLASS writes it: a transaction barrier waited on by phase parity
-__global__ void parity_rounds(const float4* in, float* out, int rounds) {
+extern "C" __global__ void parity_rounds(const float4* in, float* out, int rounds) {
     __shared__ alignas(8) uint64_t bar;
     __shared__ alignas(128) float4 tile[64];
     uint32_t b = static_cast<uint32_t>(__cvta_generic_to_shared(&bar));
@@ -98,7 +99,7 @@ __global__ void parity_rounds(const float4* in, float* out, int rounds) {
 }
 
 // a barrier initialised for fewer threads than arrive
-__global__ void too_many(float* out) {
+extern "C" __global__ void too_many(float* out) {
     __shared__ block_barrier bar;
     if (threadIdx.x == 0) init(&bar, 32);
     __syncthreads();
@@ -107,7 +108,7 @@ __global__ void too_many(float* out) {
 }
 
 // a barrier initialised for more threads than arrive: its phase never completes
-__global__ void never_done(float* out) {
+extern "C" __global__ void never_done(float* out) {
     __shared__ block_barrier bar;
     if (threadIdx.x == 0) init(&bar, 2 * blockDim.x);
     __syncthreads();
@@ -164,6 +165,33 @@ CASES = [_produce_consume, _bulk_stage, _word_stage, _parity_rounds]
 def test_asynchronous_barriers_match_numpy(case, rng):
     got, want = case(emu, rng)
     np.testing.assert_array_equal(got, want)
+
+
+def test_each_lanes_bulk_copy_is_counted_once(rng):
+    """The model prices bulk copies per lane (ptxas issues a warp's one lane at a time):
+    ``bulk_stage`` has thread 0 of each of 2 blocks copy once, ``parity_rounds`` once a round
+    in each of 2 blocks, ``word_stage`` none (``cp.async`` with an arrive-on)."""
+    for case, copies in ((_bulk_stage, 2), (_parity_rounds, 2 * 4), (_word_stage, 0)):
+        counter = InstructionCounter()
+        engine = type("Counted", (), {"SourceModule": _counted(counter), "In": emu.In,
+                                      "Out": emu.Out})
+        got, want = case(engine, rng)
+        np.testing.assert_array_equal(got, want)
+        assert counter.bulk_copies == copies, case.__name__
+
+
+def _counted(counter):
+    """An emulator ``SourceModule`` whose functions count into ``counter``."""
+    def module(source, **kw):
+        mod = emu.SourceModule(source, **kw)
+        get = mod.get_function
+
+        def function(name):
+            f = get(name)
+            return lambda *args, **launch: f(*args, counter=counter, **launch)
+        mod.get_function = function
+        return mod
+    return module
 
 
 def test_more_arrivals_than_the_barrier_expects_are_reported():

@@ -3,6 +3,8 @@ counts agree with the fully emulated launch."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ from cudakit.predict.sample import plan_runs, rereads_writes, run_sample
 from cudakit.predict.traffic import traffic
 
 from .conftest import SOURCE
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +185,29 @@ def test_a_finished_loop_counts_once_when_a_later_one_is_extrapolated(module):
     assert sample.sampled_blocks == 1 and 0 < sample.done < 0.5
     fp32 = sample.counter.classes["fp32"] * sample.scale
     assert fp32 == pytest.approx((k1 + k2) * blocks * 8, rel=0.02)
+
+
+def test_a_block_stopped_in_its_outer_loops_first_trip_counts_every_trip():
+    # tspeterkim's minimal flash attention: a block loops over 4 tiles of keys, and for each
+    # over 4 tiles of queries (the inner loop, which the sample cuts short). Stopped in the
+    # first tile of keys, the inner loop's progress tells a quarter of the block's work, not
+    # all of it: the outer loop's trips multiply it (a sequence of 1024 came out at 5 % of its time)
+    source = (ROOT / "benchmarks/flash_minimal/forward_kernel.cu").read_text()
+    n, d, tile = 128, 64, 32
+    tiles = n // tile
+    rng = np.random.default_rng(0)
+    q, k, v = (emu.to_device(rng.standard_normal(n * d).astype(np.float32)) for _ in range(3))
+    state = [emu.to_device(np.zeros(n, np.float32)), emu.to_device(np.full(n, -np.inf,
+             np.float32)), emu.to_device(np.zeros(n * d, np.float32))]
+    sample = run_sample(emu.SourceModule(source, no_extern_c=True).get_function(
+        "forward_kernel"), [q, k, v, np.int32(n), np.int32(d), np.int32(tiles), np.int32(tiles),
+        np.int32(tile), np.int32(tile), np.float32(0.125), *state], (1, 1, 1), (tile, 1, 1),
+        (3 * tile * d + tile * tile) * 4)
+    assert 0 < sample.done < 0.25
+    # the FFMAs of S = Q K^T and of P V, per thread (one warp); the class also counts the
+    # softmax's few FP32 instructions per row (9 % more in a full run at 64)
+    ffmas = 2 * tiles * tiles * tile * d
+    assert 0.9 * ffmas <= sample.counter.classes["fp32"] * sample.scale <= 1.25 * ffmas
 
 
 def test_a_loop_whose_iterations_grow_is_extrapolated_along_its_trend(module):
