@@ -9,7 +9,7 @@ at different ``bar.sync`` instructions (a block split by warps into producers an
 consumers): as on the GPU, the barrier counts threads, not places, so warps that reach one
 wait there until the rest of the block has reached one. The instruction is ``.aligned``,
 though: the threads of one warp must reach it together, and a barrier that part of a warp
-skips is a ``BarrierError``.
+skips, or that threads skip to return while others wait at it, is a ``BarrierError``.
 Lanes whose ``mbarrier.try_wait`` finds their phase still open are parked too, until some
 asynchronous barrier completes a phase (:mod:`.mbarrier`), so that the lanes that are to
 arrive get to run; when nothing else can run, their wait gives up (as the GPU's does after a
@@ -144,9 +144,11 @@ def run(fr: Frame, L, entry: bool) -> None:
         elif kind == "ret":
             if not entry:
                 continue
+            if parked.lanes:
+                parked.check_exit(fr, b.index(L), blocks)
             live -= np.bincount(b.blk[b.index(L)], minlength=b.nb)
             live_total = int(live.sum())
-            targets = parked.release(b, live) if parked.lanes else []
+            continue
         elif kind == "bar":
             targets = _barrier(fr, L, pc, term, live if entry else None, pending, parked)
         elif kind == "wait":
@@ -165,10 +167,10 @@ def run(fr: Frame, L, entry: bool) -> None:
                 line=blk.line, kernel=fr.kernel_name, who=b.who(lane)))
         for target, lanes in targets:
             if entry and target in pure_exit:
+                if parked.lanes:
+                    parked.check_exit(fr, b.index(lanes), blocks)
                 live -= np.bincount(b.blk[b.index(lanes)], minlength=b.nb)
                 live_total = int(live.sum())
-                if parked.lanes:
-                    targets.extend(parked.release(b, live))
                 continue
             _push(pending, heap, target, lanes)
 
@@ -193,10 +195,25 @@ class Parked:
         self.lanes.append((pc, lanes))
         self.count += np.bincount(b.blk[lanes], minlength=b.nb)
 
-    def release(self, b, live: np.ndarray, here=None) -> list:
+    def check_exit(self, fr, lanes: np.ndarray, blocks) -> None:
+        """Threads ``lanes`` return: an error if their block has warps waiting at a barrier,
+        which those threads skipped (``if (t < 128) __syncthreads();``: on sm_90 the GPU
+        lets it pass and synccheck says nothing, but the CUDA C++ rule it breaks makes it a
+        hang on other GPUs)."""
+        b = fr.b
+        waiting = self.count[b.blk[lanes]] > 0
+        if not waiting.any():
+            return
+        gone = int(lanes[np.argmax(waiting)])
+        for pc, parked in self.lanes:
+            mine = parked[b.blk[parked] == b.blk[gone]]
+            if mine.size:
+                raise _divergent(fr, blocks[pc].term[4], int(mine[0]), gone)
+
+    def release(self, b, live: np.ndarray, here: np.ndarray) -> list:
         """The waiting warps of every block whose live threads have all arrived (``here``:
-        those arriving now), each going on after its own barrier."""
-        arrived = self.count + (0 if here is None else here)
+        per block, those arriving now), each going on after its own barrier."""
+        arrived = self.count + here
         done = (self.count > 0) & (arrived >= live)
         if not done.any():
             return []
@@ -234,14 +251,7 @@ def _barrier(fr, L, pc: int, term, live, pending, parked) -> list:
             cta = int(b.blk[split]) if split is not None else int(np.argmax(apart))
             first = int(lanes[np.argmax(b.blk[lanes] == cta)])
             missing = split if split is not None else _waiting_elsewhere(b, cta, pending)
-            other = b.thread_name(first, int(b.tib[missing])) if missing is not None \
-                else _("all live threads")
-            raise BarrierError(_(
-                "__syncthreads() at line {line} of kernel '{kernel}' was reached by {who} but "
-                "not by {other} of the same block (divergent barrier: on a GPU this hangs or "
-                "corrupts data). Move the barrier out of the branch or loop that only some "
-                "threads take.").format(line=line, kernel=fr.kernel_name, who=b.who(first),
-                                        other=other))
+            raise _divergent(fr, line, first, missing)
     if kind == "count":
         n = np.asarray(dst(fr, L))
         if (n != b.tpb).any() and (n != b.pad).any():
@@ -271,6 +281,20 @@ def _barrier(fr, L, pc: int, term, live, pending, parked) -> list:
         if not going[:-1] and b.race is not None:
             b.race.barrier()
     return going
+
+
+def _divergent(fr, line: int, first: int, missing: int | None) -> BarrierError:
+    """The error for a barrier that lane ``first`` reached and lane ``missing`` (``None``:
+    any) of its block did not."""
+    b = fr.b
+    other = b.thread_name(first, int(b.tib[missing])) if missing is not None \
+        else _("all live threads")
+    return BarrierError(_(
+        "__syncthreads() at line {line} of kernel '{kernel}' was reached by {who} but "
+        "not by {other} of the same block (divergent barrier: on a GPU this hangs or "
+        "corrupts data). Move the barrier out of the branch or loop that only some "
+        "threads take.").format(line=line, kernel=fr.kernel_name, who=b.who(first),
+                                other=other))
 
 
 def _split_warp(b, lanes: np.ndarray, pending, parked) -> int | None:
