@@ -197,9 +197,8 @@ class Parked:
 
     def check_exit(self, fr, lanes: np.ndarray, blocks) -> None:
         """Threads ``lanes`` return: an error if their block has warps waiting at a barrier,
-        which those threads skipped (``if (t < 128) __syncthreads();``: on sm_90 the GPU
-        lets it pass and synccheck says nothing, but the CUDA C++ rule it breaks makes it a
-        hang on other GPUs)."""
+        which those threads skipped (``if (t < 128) __syncthreads();``: sm_90 lets it
+        pass and synccheck says nothing, but CUDA C++ leaves it undefined)."""
         b = fr.b
         waiting = self.count[b.blk[lanes]] > 0
         if not waiting.any():
