@@ -60,6 +60,8 @@ class Instr:
     column: int = 0
     label_targets: list[str] | None = None  # brx.idx tables
     base: str | None = None  # memory instructions: the C name the address derives from
+    file: str | None = None  # a header's path when ``line`` is a line of it (a kernel a
+    # header defines), None for the user's file
 
 
 @dataclass
@@ -215,7 +217,7 @@ def parse_ptx(text: str, user_file: str) -> PtxModule:
             pos = body_start + 1
             continue
         end = _matching_brace(text, body_start)
-        _body(fn, text[body_start + 1: end], user)
+        _body(fn, text[body_start + 1: end], user, files)
         functions[fn.name] = fn
         pos = end + 1
     return PtxModule(functions, variables, user_file)
@@ -233,24 +235,30 @@ def _matching_brace(text: str, start: int) -> int:
     raise UnsupportedError("PTX function body without a closing brace")
 
 
-def _body(fn: Function, body: str, user: set[int]) -> None:
-    line, col = 0, 0
+def _body(fn: Function, body: str, user: set[int], files: dict[int, str]) -> None:
+    """Instructions, labels and declarations of a function body. An instruction's place is
+    the user's line it comes from (through ``inlined_at`` for code a header inlines into
+    the user's); code that no user line leads to (a kernel a header defines) keeps the
+    header's own line and names the header."""
+    line, col, file = 0, 0, None
     resolved: dict[tuple, tuple] = {}
     pending_labels: list[str] = []
     for raw in body.split(";"):
         stmt = raw.strip()
         for loc in _LOC.finditer(stmt):  # several .loc may share a chunk
             f, ln, c = int(loc.group(1)), int(loc.group(2)), int(loc.group(3))
+            in_user = file is None and line > 0  # the place so far is the user's
             if f in user:
-                here = (ln, c) if ln else (line, col)
+                here = (ln, c, None) if ln else (line, col, file)
             elif loc.group(4):
                 parent = (int(loc.group(4)), int(loc.group(5)), int(loc.group(6)))
-                here = (parent[1], parent[2]) if parent[0] in user else \
-                    resolved.get(parent, (line, col))
+                here = (parent[1], parent[2], None) if parent[0] in user else \
+                    resolved.get(parent, (line, col, file) if in_user or not ln
+                                 else (ln, c, files.get(f)))
             else:
-                here = (line, col)
+                here = (line, col, file) if in_user or not ln else (ln, c, files.get(f))
             resolved[(f, ln, c)] = here
-            line, col = here
+            line, col, file = here
         stmt = _LOC.sub("", stmt)
         while True:  # labels and braces precede statements
             stmt = stmt.lstrip("{} \t\n")
@@ -302,7 +310,7 @@ def _body(fn: Function, body: str, user: set[int]) -> None:
             operands = _call_operands(ops_text)
         else:
             operands = [_operand(o) for o in _split_top(ops_text)]
-        fn.body.append(Instr(opcode, operands, guard, line, col))
+        fn.body.append(Instr(opcode, operands, guard, line, col, file=file))
     for lab in pending_labels:
         fn.labels[lab] = len(fn.body)
     _branch_tables(fn, body)

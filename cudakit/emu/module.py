@@ -8,6 +8,8 @@ its functions decoded on first use, and the kernels' names as the user writes th
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import sys
 
@@ -190,7 +192,8 @@ class Program:
         pointer the address derives from (``in`` in ``out[i] = in[i * s]``), else the
         statement's; the instructions of one access (an unrolled loop's copies) share it."""
         line = ins.line
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        lines = self.lines if ins.file is None else _header_lines(ins.file)
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
         column = max(ins.column, 1)
         if ins.base:
             found = [m.start() + 1 for m in re.finditer(
@@ -198,10 +201,12 @@ class Program:
             if found:
                 column = found[0] if op == "st" or len(found) == 1 else found[-1] \
                     if found[0] < _assignment(text) else found[0]
-        key = (line, column, op)
+        key = (ins.file, line, column, op)
         s = self._site_of.get(key)
         if s is None:
-            s = Site(len(self.sites), line, column, text.strip())
+            shown = text.strip() if ins.file is None else \
+                f"{os.path.basename(ins.file)}:{line}: {text.strip()}"
+            s = Site(len(self.sites), line, column, shown)
             self.sites.append(s)
             self._site_of[key] = s
         return s
@@ -431,6 +436,16 @@ def _norm(name: str) -> str:
 def _plain(name: str) -> str:
     """``ns::red<128>`` -> ``red``."""
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
+
+
+@functools.lru_cache(maxsize=32)
+def _header_lines(path: str) -> list[str]:
+    """The lines of a header the PTX names (none if it cannot be read here)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
 
 
 def _short(mangled: str) -> str:

@@ -370,3 +370,15 @@ def test_trap_is_a_kernel_fault_naming_line_and_thread():
     }"""
     with pytest.raises(emu.KernelFaultError, match="line 2.*thread \\(5,0,0\\)"):
         launch(src, "k", emu.mem_alloc(128))
+
+
+def test_a_fault_in_a_kernel_a_header_defines_names_the_header_line(tmp_path):
+    (tmp_path / "fill.cuh").write_text(
+        "#pragma once\n"
+        "__global__ void fill(float* a) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    a[i] = 1.0f;\n"
+        "}\n")
+    module = build('#include "fill.cuh"\n', options=[f"-I{tmp_path}"])
+    with pytest.raises(emu.MemcheckError, match=r"at line 4 \(fill\.cuh:4: a\[i\] = 1\.0f;\)"):
+        module.get_function("fill")(emu.mem_alloc(100 * 4), grid=(4, 1), block=(32, 1, 1))
