@@ -1,6 +1,8 @@
 """Bulk copies (``cp.async.bulk``, TMA without a tensor map): the rate the model prices them
-at is the probe's measurement, and siboehm's SGEMM kernel 12, which copies its tiles 16
-bytes at a time with them, is predicted as the H200 timed it."""
+at is the probe's measurement; and the sixth held-out batch's launches whose misses led to
+this session's rules (siboehm's SGEMM kernel 12, which copies its tiles 16 bytes at a time
+with them, beside kernel 10, the same tiling without; tspeterkim's minimal flash attention)
+are predicted as the H200 timed them."""
 
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ def test_the_bulk_copy_rate_is_the_probes_measurement():
         pytest.approx(measured, rel=0.05)
 
 
-@pytest.mark.parametrize("name", ["sgemm 10 warp tiles", "sgemm 12 cuda::barrier"])
-def test_sgemm_with_and_without_bulk_copies_within_15_percent_of_the_h200(name):
+@pytest.mark.parametrize("name", ["sgemm 10 warp tiles", "sgemm 12 cuda::barrier",
+                                  "flash forward_kernel N=256"])
+def test_the_sixth_batchs_misses_within_15_percent_of_the_h200(name):
     stored = json.loads(peer_times.SIXTH_FIXTURE.read_text())["launches"][name]
     launch = next(launch for launch in peer_times.SIXTH if launch.name == name)
     p, _ = peer_times._predict(launch, "H200")
