@@ -82,6 +82,14 @@ extern "C" __global__ void bulk(const char* src, long long* clocks, int rounds, 
     stamp(clocks, start);
 }
 
+__device__ __forceinline__ void copy_word(const float* src, float* tile, int r, int k,
+                                          int span_words) {  // cp.async of word k, round r
+    long long at = ((long long)(blockIdx.x * 128 + threadIdx.x) * WORDS + k
+                    + (long long)r * 1024) % span_words;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;"
+                 :: "r"(smem(&tile[k * 128 + threadIdx.x])), "l"(src + at) : "memory");
+}
+
 extern "C" __global__ void word_arrive(const float* src, long long* clocks, int rounds,
                                        int span_words) {
     __shared__ float tile[WORDS * 128];
@@ -93,10 +101,7 @@ extern "C" __global__ void word_arrive(const float* src, long long* clocks, int 
     long long start = clock64();
     for (int r = 0; r < rounds; ++r) {
         for (int k = 0; k < WORDS; ++k) {
-            long long at = ((long long)(blockIdx.x * 128 + threadIdx.x) * WORDS + k
-                            + (long long)r * 1024) % span_words;
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;"
-                         :: "r"(smem(&tile[k * 128 + threadIdx.x])), "l"(src + at) : "memory");
+            copy_word(src, tile, r, k, span_words);
             asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(bar)
                          : "memory");
         }
@@ -111,12 +116,8 @@ extern "C" __global__ void word_group(const float* src, long long* clocks, int r
     __shared__ float tile[WORDS * 128];
     long long start = clock64();
     for (int r = 0; r < rounds; ++r) {
-        for (int k = 0; k < WORDS; ++k) {
-            long long at = ((long long)(blockIdx.x * 128 + threadIdx.x) * WORDS + k
-                            + (long long)r * 1024) % span_words;
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;"
-                         :: "r"(smem(&tile[k * 128 + threadIdx.x])), "l"(src + at) : "memory");
-        }
+        for (int k = 0; k < WORDS; ++k)
+            copy_word(src, tile, r, k, span_words);
         asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
         __syncthreads();
     }
