@@ -1,6 +1,7 @@
 """Asynchronous barriers (``cuda::barrier``, raw ``mbarrier`` PTX) and the copies that arrive
-on them (``cuda::memcpy_async``, ``cp.async.bulk``) on the emulator against NumPy, and
-(marked ``gpu``) the same kernels on a GPU against the same answers."""
+on them (``cuda::memcpy_async``, ``cp.async.bulk``; ``cuda::pipeline`` and cooperative
+groups' ``memcpy_async``) on the emulator against NumPy, and (marked ``gpu``) the same
+kernels on a GPU against the same answers."""
 
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ from .conftest import build
 from .suite import pycuda_engine
 
 SOURCE = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
 #include <cuda/barrier>
+#include <cuda/pipeline>
 #include <cstdint>
+namespace cg = cooperative_groups;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
 // warps 0-3 fill a tile, warps 4-7 sum it: each half waits at its own arrive_and_wait
@@ -98,6 +103,39 @@ extern "C" __global__ void parity_rounds(const float4* in, float* out, int round
     out[blockIdx.x * 64 + threadIdx.x] = acc;
 }
 
+// the CUDA programming guide's two-stage pipeline: a block-scoped cuda::pipeline
+extern "C" __global__ void staged_sum(const float* in, float* out, int batches) {
+    constexpr int stages = 2;
+    auto block = cg::this_thread_block();
+    extern __shared__ float stage[];  // stages x blockDim.x
+    __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, stages> state;
+    auto pipe = cuda::make_pipeline(block, &state);
+    float acc = 0.0f;
+    int fetch = 0;
+    for (int use = 0; use < batches; ++use) {
+        for (; fetch < batches && fetch < use + stages; ++fetch) {
+            pipe.producer_acquire();
+            cuda::memcpy_async(block, stage + (fetch % stages) * blockDim.x,
+                               in + (blockIdx.x * batches + fetch) * blockDim.x,
+                               sizeof(float) * blockDim.x, pipe);
+            pipe.producer_commit();
+        }
+        pipe.consumer_wait();
+        acc += stage[(use % stages) * blockDim.x + (blockDim.x - 1 - threadIdx.x)];
+        pipe.consumer_release();
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// cooperative groups' memcpy_async and wait
+extern "C" __global__ void group_copy(const float* in, float* out) {
+    auto block = cg::this_thread_block();
+    extern __shared__ float tile[];
+    cg::memcpy_async(block, tile, in + blockIdx.x * blockDim.x, sizeof(float) * blockDim.x);
+    cg::wait(block);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 2.0f * tile[(threadIdx.x + 1) % blockDim.x];
+}
+
 // a barrier initialised for fewer threads than arrive
 extern "C" __global__ void too_many(float* out) {
     __shared__ block_barrier bar;
@@ -158,7 +196,25 @@ def _parity_rounds(engine, rng):
     return out, (v @ np.float32([1, -1, 1, -1])).sum(axis=1).ravel()
 
 
-CASES = [_produce_consume, _bulk_stage, _word_stage, _parity_rounds]
+def _staged_sum(engine, rng):
+    blocks, batches, threads = 3, 5, 128
+    x = _floats(rng, blocks * batches * threads)
+    out = np.zeros(blocks * threads, np.float32)
+    engine.SourceModule(SOURCE, no_extern_c=True).get_function("staged_sum")(
+        engine.In(x), engine.Out(out), np.int32(batches), block=(threads, 1, 1),
+        grid=(blocks, 1), shared=2 * threads * 4)
+    return out, x.reshape(blocks, batches, threads)[:, :, ::-1].sum(axis=1).ravel()
+
+
+def _group_copy(engine, rng):
+    x = _floats(rng, 3 * 128)
+    out = np.zeros(3 * 128, np.float32)
+    engine.SourceModule(SOURCE, no_extern_c=True).get_function("group_copy")(
+        engine.In(x), engine.Out(out), block=(128, 1, 1), grid=(3, 1), shared=128 * 4)
+    return out, 2 * np.roll(x.reshape(3, 128), -1, axis=1).ravel()
+
+
+CASES = [_produce_consume, _bulk_stage, _word_stage, _parity_rounds, _staged_sum, _group_copy]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[1:])
