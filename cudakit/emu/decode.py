@@ -1013,8 +1013,7 @@ def h_cp_async(ins, scope, program, base, mods, types, t, o):
     if "mbarrier" in mods:  # cp.async.mbarrier.arrive
         return mbarrier.copy_arrive(ins, scope, mods, o, _site(ins, program, "atom"))
     if "bulk" in mods:
-        site = _site(ins, program, "ld")
-        return mbarrier.bulk_copy(ins, scope, mods, o, site, site)
+        return mbarrier.bulk_copy(ins, scope, mods, o, _site(ins, program, "ld"))
     dst, src, size = o[0], o[1], int(o[2], 0)
     src_size = scope.read(o[3], "u32") if len(o) > 3 else None
     dr, _ = scope.address(dst)

@@ -119,7 +119,7 @@ def decode(ins, scope, mods: list[str], o: list, site):
     """The closure of ``mbarrier.<mods>`` (``site``: its place, for memcheck and the
     trace)."""
     kind = next((m for m in mods if m in ("init", "inval", "arrive", "arrive_drop",
-                                            "expect_tx", "complete_tx", "test_wait", "try_wait",
+                                            "expect_tx", "complete_tx", "test_wait",
                                             "pending_count")), None)
     if kind is None:
         raise UnsupportedError(f"the PTX instruction '{ins.opcode}'")
@@ -127,7 +127,7 @@ def decode(ins, scope, mods: list[str], o: list, site):
         state, w = scope.read(o[1], "b64"), scope.write(o[0], "u32")
         return lambda fr, L: w(fr, L, (np.asarray(state(fr, L), _U) & _U(MASK)).astype(
             np.uint32))
-    if kind in ("test_wait", "try_wait"):
+    if kind == "test_wait":  # try_wait ends a basic block: decode's _wait
         return wait_test(ins, scope, mods, o, site)
     address, _space = scope.address(o[0] if kind in ("init", "inval", "expect_tx",
                                                       "complete_tx") else o[1])
@@ -185,12 +185,12 @@ def transact(fr, L, address, site, nbytes) -> None:
     def change(words, t):
         pending, expected, tx, phase = unpack(words)
         return _settle(pending, expected, tx + t, phase), 0
-    lanes = fr.b.index(L)
-    Access(fr, L, address, site).update([np.broadcast_to(nbytes, lanes.shape)], change)
+    acc = Access(fr, L, address, site)
+    acc.update([np.broadcast_to(nbytes, acc.lanes.shape)], change)
 
 
 def wait_test(ins, scope, mods, o, site):
-    """``mbarrier.test_wait``/``try_wait`` as an op writing its predicate: done or not."""
+    """``mbarrier.test_wait`` as an op writing its predicate: done or not."""
     done = waiter(ins, scope, mods, o, site)
     w = scope.write(o[0], "pred")
     return lambda fr, L: w(fr, L, done(fr, L))
@@ -233,7 +233,7 @@ def is_bulk_copy(opcode: str) -> bool:
                                                          "prefetch", "tensor"} & set(mods)
 
 
-def bulk_copy(ins, scope, mods, o, load_site, store_site):
+def bulk_copy(ins, scope, mods, o, site):
     """``cp.async.bulk`` without a tensor map: ``size`` bytes (a multiple of 16) from ``[src]``
     to ``[dst]``, done at once; into shared memory it completes ``size`` bytes of the
     barrier it names."""
@@ -257,8 +257,8 @@ def bulk_copy(ins, scope, mods, o, load_site, store_site):
         s = np.broadcast_to(np.asarray(src(fr, L), np.uint64), lanes.shape)
         for off in range(0, int(n.max(initial=0)), 16):
             m = n > off
-            vals = b.load(s[m] + _U(off), lanes[m], src_space, np.uint32, 4, load_site)
-            b.store(d[m] + _U(off), lanes[m], dst_space, vals, np.uint32, store_site)
+            vals = b.load(s[m] + _U(off), lanes[m], src_space, np.uint32, 4, site)
+            b.store(d[m] + _U(off), lanes[m], dst_space, vals, np.uint32, site)
         if barrier is not None:
-            transact(fr, L, barrier, store_site, -n)
+            transact(fr, L, barrier, site, -n)
     return op
