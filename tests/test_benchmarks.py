@@ -184,3 +184,46 @@ def test_sgemm_blocks_sums_stalls_over_the_loops_every_block_runs():
     stored = json.loads(sgemm_blocks.FIXTURE.read_text())
     assert stored["stalls"] == loops
     assert [s["shape"] for s in stored["shapes"]] == [list(s) for s in sgemm_blocks.SHAPES]
+
+
+def test_dram_extent_probe_streams_cover_every_word_once_and_match_the_quarters():
+    """``benchmarks/dram_extent_probe.py``'s stream kernels write every word of their buffer
+    once, and four streams store, warp by warp and store by store, to the addresses that
+    ``quarters_write`` stores to with one (what the README compares as "the same
+    addresses"): on the emulator, at 4 blocks, read from its memory trace."""
+    import numpy as np
+
+    from benchmarks import dram_extent_probe
+    from cudakit import emu
+    from cudakit.emu.trace import Trace
+
+    module = emu.SourceModule(dram_extent_probe.SOURCE, no_extern_c=True)
+    threads = 4 * 256
+    words = 4 * threads
+    log2 = words.bit_length() - 1
+
+    def stores(kernel: str, count: int) -> np.ndarray:
+        """Each warp's stores in program order: (blocks x warps, 4, 32) word offsets."""
+        out = np.zeros(words, np.float32)
+        shift = count.bit_length() - 1
+        trace = Trace()
+        module.get_function(kernel)(emu.In(np.zeros(1, np.float32)), emu.InOut(out),
+                                    np.int32(shift), np.int32(log2 - shift),
+                                    grid=(threads // 256, 1, 1), block=(256, 1, 1),
+                                    trace=trace)
+        np.testing.assert_array_equal(out, 1.0, err_msg=f"{kernel} with {count} streams")
+        rows = {}
+        for a in (a for a in trace.accesses if a.space == "global" and a.op == "st"):
+            for block, warp, address in zip(a.block[:, 0], a.warp, a.address, strict=True):
+                rows.setdefault((int(block), int(warp)), []).append((a.site, address))
+        base = min(int(addr.min()) for r in rows.values() for _, addr in r)
+        return np.array([[(addr.astype(np.int64) - base) // 4
+                          for _, addr in sorted(r, key=lambda x: x[0])]
+                         for _, r in sorted(rows.items())])
+
+    for count in (1, 64):
+        stores("streams_write", count)
+    four, quarters = stores("streams_write", 4), stores("quarters_write", 1)
+    assert four.shape == (threads // 32, 4, 32)
+    np.testing.assert_array_equal(four, quarters)
+    assert sorted(np.unique(four[:, :, 0] // (words // 4)).tolist()) == [0, 1, 2, 3]
