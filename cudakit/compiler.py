@@ -138,11 +138,28 @@ def wheel_toolkit() -> str | None:
 
 
 def _toolkit_flags(nvcc: str) -> list[str]:
-    """Header paths the wheels' nvcc needs (its nvcc.profile expects a toolkit's layout)."""
+    """Header paths the wheels' nvcc needs (its nvcc.profile expects a toolkit's layout).
+    With a toolkit's nvcc, the wheels' headers (``nvidia-curand``'s ``curand_kernel.h``
+    where the toolkit has no cuRAND) come after the toolkit's own, so that they only add
+    what it lacks."""
     top = os.path.dirname(os.path.dirname(nvcc))
     if os.path.basename(top) == "cu13" and os.path.isdir(os.path.join(top, "include", "cccl")):
         return [f"-I{top}/include", "-isystem", f"{top}/include/cccl"]
-    return []
+    wheel = wheel_headers()
+    return ["-Xcompiler", "-idirafter", "-Xcompiler", wheel] if wheel else []
+
+
+def wheel_headers() -> str | None:
+    """The include directory of NVIDIA's pip wheels (``.../nvidia/cu13/include``), if any
+    is installed (cuRAND's may be without nvcc's)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        include = os.path.join(root, "cu13", "include")
+        if os.path.isdir(include):
+            return include
+    return None
 
 
 @functools.cache
