@@ -542,6 +542,21 @@ def test_every_held_out_launch_has_its_h100_time_and_the_second_batch_its_blind_
     assert all(stored[launch.name]["predicted_blind_ms"] > 0 for launch in SECOND)
 
 
+
+def test_the_h200_timed_every_held_out_launch_with_a_head_start():
+    """``fixtures/h200_peer_times.json`` (session 30) holds every launch of the first five
+    batches, timed with a head start: a launch shorter than the host's time to issue it
+    (crossentropy_forward_kernel1, 12.2 us on the H100 without one) is the GPU's time."""
+    from benchmarks.peer_times import FIFTH, FOURTH, H200_FIXTURE, LAUNCHES, SECOND, THIRD
+
+    stored = json.loads(H200_FIXTURE.read_text())
+    assert stored["head_start"] and "H200" in stored["device"]
+    launches = LAUNCHES + SECOND + THIRD + FOURTH + FIFTH
+    assert {launch.name for launch in launches} <= set(stored["launches"])
+    assert all(0 < stored["launches"][launch.name]["min_ms"] <= stored["launches"][
+        launch.name]["ms"] for launch in launches)
+    assert stored["launches"]["crossentropy_forward_kernel1 2048x50257"]["ms"] < 0.005
+
 def test_sector_parts_stored_out_of_step_are_merged_one_by_one():
     # each row of the output starts 4 bytes past a sector (513 or 97 floats), so every row
     # segment a warp stores leaves two sectors in part; the block beside finishes them
