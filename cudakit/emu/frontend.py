@@ -238,8 +238,8 @@ def _matching_brace(text: str, start: int) -> int:
 def _body(fn: Function, body: str, user: set[int], files: dict[int, str]) -> None:
     """Instructions, labels and declarations of a function body. An instruction's place is
     the user's line it comes from (through ``inlined_at`` for code a header inlines into
-    the user's); code that no user line leads to (a kernel a header defines) keeps the
-    header's own line and names the header."""
+    the user's); code that no user line leads to (a kernel a header defines, and what it
+    inlines from headers) keeps the header's own line and names the header."""
     line, col, file = 0, 0, None
     resolved: dict[tuple, tuple] = {}
     pending_labels: list[str] = []
@@ -252,9 +252,13 @@ def _body(fn: Function, body: str, user: set[int], files: dict[int, str]) -> Non
                 here = (ln, c, None) if ln else (line, col, file)
             elif loc.group(4):
                 parent = (int(loc.group(4)), int(loc.group(5)), int(loc.group(6)))
-                here = (parent[1], parent[2], None) if parent[0] in user else \
-                    resolved.get(parent, (line, col, file) if in_user or not ln
-                                 else (ln, c, files.get(f)))
+                outer = (parent[1], parent[2], None) if parent[0] in user else \
+                    resolved.get(parent)
+                if outer is not None and (outer[2] is None or not ln):
+                    here = outer  # inlined into the user's code: their line
+                else:  # into a header's kernel: the inlined function's own header line
+                    here = (line, col, file) if outer is None and (in_user or not ln) \
+                        else (ln, c, files.get(f))
             else:
                 here = (line, col, file) if in_user or not ln else (ln, c, files.get(f))
             resolved[(f, ln, c)] = here

@@ -382,3 +382,26 @@ def test_a_fault_in_a_kernel_a_header_defines_names_the_header_line(tmp_path):
     module = build('#include "fill.cuh"\n', options=[f"-I{tmp_path}"])
     with pytest.raises(emu.MemcheckError, match=r"at line 4 \(fill\.cuh:4: a\[i\] = 1\.0f;\)"):
         module.get_function("fill")(emu.mem_alloc(100 * 4), grid=(4, 1), block=(32, 1, 1))
+
+
+def test_a_fault_in_a_header_function_a_header_kernel_calls_names_the_functions_line(tmp_path):
+    """Code a header inlines into the user's code is the user's call (the line they wrote);
+    a header function inlined into a header kernel keeps its own header line."""
+    (tmp_path / "store.cuh").write_text(
+        "#pragma once\n"
+        "__device__ void store(float* a, int i) {\n"
+        "    a[i + 1000] = 1.0f;\n"
+        "}\n"
+        "__global__ void fill(float* a) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    store(a, i);\n"
+        "}\n")
+    module = build('#include "store.cuh"\n'
+                   "__global__ void mine(float* a) {\n"
+                   "    store(a, threadIdx.x);\n"
+                   "}\n", options=[f"-I{tmp_path}"])
+    with pytest.raises(emu.MemcheckError,
+                       match=r"at line 3 \(store\.cuh:3: a\[i \+ 1000\] = 1\.0f;\)"):
+        module.get_function("fill")(emu.mem_alloc(100 * 4), grid=(4, 1), block=(32, 1, 1))
+    with pytest.raises(emu.MemcheckError, match=r"at line 3 \(store\(a, threadIdx\.x\);\)"):
+        module.get_function("mine")(emu.mem_alloc(100 * 4), grid=(1, 1), block=(32, 1, 1))
