@@ -12,6 +12,8 @@ them), at the samples' sizes or larger, timed on the H100 and predicted without 
     python -m benchmarks.peer_times --fifth ...   # the fifth: kernels written for it (fresh/)
     python -m benchmarks.peer_times --sixth ...   # the sixth: siboehm's SGEMM kernels and a
                                                   # minimal flash attention, on an H200
+    python -m benchmarks.peer_times --seventh ... # the seventh: Monte Carlo kernels drawing
+                                                  # with cuRAND (fresh/), on an H200
 
 ``--record`` compiles each kernel as the peer suite does (``cudakit.compile``, template
 instances by name) and launches it with PyCUDA on the inputs below: 3 warm-up launches, then
@@ -432,6 +434,7 @@ FIFTH = [
 SGEMM = Path(__file__).resolve().parent / "sgemm_cuda"
 FLASH = Path(__file__).resolve().parent / "flash_minimal"
 SIXTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_sixth_batch.json"
+SEVENTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_seventh_batch.json"
 #: the first five batches timed again on an H200 with a head start (session 30), where the
 #: H100's times of launches shorter than the host's time to issue one are the host's
 H200_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_peer_times.json"
@@ -488,6 +491,27 @@ SIXTH = [
            "runSgemmDoubleBuffering2<128, 128, 16, 64, 64, 4, 8, 4, 128>", (_T, _T), (128,)),
     _flash(256),
     _flash(1024),
+]
+
+MONTE_CARLO = 1 << 20  # threads, each with its own generator
+
+
+def _monte_carlo(name, kernel, trials, extra=()):
+    """A kernel of ``fresh/monte_carlo.cu`` (cuRAND's device API) over ``MONTE_CARLO``
+    threads of ``trials`` draws each."""
+    out = np.float32 if kernel == "call_payoff" else np.uint32
+    return Launch(f"{name} 2^20 x {trials}", "monte_carlo.cu", kernel,
+                  lambda r: [np.uint64(1234), np.int32(trials), *extra,
+                             np.zeros(MONTE_CARLO, out)],
+                  (MONTE_CARLO // 256,), (256,), 0, FRESH)
+
+
+SEVENTH = [
+    _monte_carlo("pi_xorwow", "pi_xorwow", 256),
+    _monte_carlo("pi_philox", "pi_philox", 256),
+    _monte_carlo("pi_mrg", "pi_mrg", 256),
+    _monte_carlo("call_payoff", "call_payoff", 64,
+                 (np.float32(100.0), np.float32(105.0), np.float32(0.01), np.float32(0.2))),
 ]
 
 
@@ -614,15 +638,21 @@ def main(argv: list[str] | None = None) -> None:
                         help="the sixth batch (session 29: siboehm's SGEMM kernels and a "
                              "minimal flash attention, on an H200, fixtures/"
                              "h200_sixth_batch.json)")
+    parser.add_argument("--seventh", action="store_true",
+                        help="the seventh batch (session 30: Monte Carlo kernels drawing with "
+                             "cuRAND's device API, on an H200, fixtures/"
+                             "h200_seventh_batch.json)")
     parser.add_argument("--h200", action="store_true",
                         help="against the H200's times with a head start (fixtures/"
                              "h200_peer_times.json, session 30) instead of the H100's")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = SIXTH if args.sixth else FIFTH if args.fifth else FOURTH if args.fourth \
-        else THIRD if args.third else SECOND if args.second else LAUNCHES
-    fixture, device = (SIXTH_FIXTURE, "H200") if args.sixth else \
+    launches = SEVENTH if args.seventh else SIXTH if args.sixth else FIFTH if args.fifth \
+        else FOURTH if args.fourth else THIRD if args.third else SECOND if args.second \
+        else LAUNCHES
+    fixture, device = (SEVENTH_FIXTURE, "H200") if args.seventh else \
+        (SIXTH_FIXTURE, "H200") if args.sixth else \
         (H200_FIXTURE, "H200") if args.h200 else (FIXTURE, "H100")
     if args.predict_first:
         predict_first(fixture, launches, device)
