@@ -49,7 +49,7 @@ def _cancel_when(cluster, name: str, ready, stop: threading.Event, log: list) ->
                 log.append(job)
                 if ready is not None:
                     return
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def test_array_grades_the_class_as_one_by_one_and_reruns_a_killed_task(slurm_cluster,
