@@ -120,13 +120,18 @@ def nvcc_path() -> str:
     )
 
 
-def wheel_toolkit() -> str | None:
-    """The CUDA tree of NVIDIA's pip wheels (``.../nvidia/cu13``), if they are installed."""
+def _wheel_trees() -> list[str]:
+    """The ``.../nvidia/cu13`` folders of NVIDIA's pip wheels on the path."""
     import importlib.util
 
     spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        top = os.path.join(root, "cu13")
+    return [os.path.join(root, "cu13") for root in (spec.submodule_search_locations or [])] \
+        if spec else []
+
+
+def wheel_toolkit() -> str | None:
+    """The CUDA tree of NVIDIA's pip wheels (``.../nvidia/cu13``), if they are installed."""
+    for top in _wheel_trees():
         if os.path.exists(os.path.join(top, "bin", "nvcc")):
             for tool in ("bin/nvcc", "bin/ptxas", "bin/cudafe++", "nvvm/bin/cicc",
                          "bin/nvdisasm"):
@@ -149,17 +154,12 @@ def _toolkit_flags(nvcc: str) -> list[str]:
     return ["-Xcompiler", "-idirafter", "-Xcompiler", wheel] if wheel else []
 
 
+@functools.cache
 def wheel_headers() -> str | None:
     """The include directory of NVIDIA's pip wheels (``.../nvidia/cu13/include``), if any
     is installed (cuRAND's may be without nvcc's)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        include = os.path.join(root, "cu13", "include")
-        if os.path.isdir(include):
-            return include
-    return None
+    return next((os.path.join(top, "include") for top in _wheel_trees()
+                 if os.path.isdir(os.path.join(top, "include"))), None)
 
 
 @functools.cache

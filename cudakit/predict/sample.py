@@ -312,9 +312,9 @@ def run_sample(function, args, grid, block, shared: int, threads: int = THREADS,
     The grid's centre block (:func:`centre_block`) runs alone first and is timed; the sample
     then takes as many more blocks as the thread budget and the time left allow (a batch of
     blocks costs about as much as one block until some thousands of lanes), spread over the
-    grid, in one launch. ``wave``:
-    the blocks resident on the GPU at once; where they span a plane of a 3-D grid, each run
-    comes with its neighbours in z as well as in y (for the cache model).
+    grid, in one launch. ``wave``: the blocks resident on the GPU at once; where they span a
+    plane of a 3-D grid, each run comes with its neighbours in z as well as in y (for the
+    cache model).
     """
     nblocks = grid[0] * grid[1] * grid[2]
     tpb = block[0] * block[1] * block[2]
