@@ -4,6 +4,8 @@ same loop, another copy of it at other addresses, or nothing.
 
     python -m benchmarks.fetch_probe --record OUT.json    # on the GPU
     python -m benchmarks.fetch_probe --placement OUT.json # on the GPU: where blocks start
+    python -m benchmarks.fetch_probe --phases OUT.json    # on the GPU: warps spread over a
+                                                          # loop (fixtures/h200_fetch_phases)
     python -m benchmarks.fetch_probe [--model]            # here: the stored run, as a table
                                                           # (the model's mode-0 column)
     python -m benchmarks.fetch_probe --curves             # the device figures it gives
@@ -31,6 +33,7 @@ import numpy as np
 from benchmarks.common import open_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h200_fetch_probe.json.gz"
+PHASES_FIXTURE = Path(__file__).parent / "fixtures" / "h200_fetch_phases.json"
 #: the runs: (FFMAs per loop body, dependent chains they form, threads per block, modes)
 PLAN = ([(n, 16, t, (0, 1, 2, 3)) for n in (256, 512, 768, 1024, 1280, 1536, 2048, 3072, 4096,
                                            8192) for t in (128, 256, 512)]
@@ -124,6 +127,68 @@ def record_placement(out: Path) -> None:
     out.write_text(json.dumps({"header": {"device": gpu_line(), "how":
                                           "python -m benchmarks.fetch_probe --placement"},
                                "runs": runs}) + "\n")
+
+
+def phase_source(n: int, chains: int) -> str:
+    """The CUDA source of ``phase_n_chains``: one loop of n FFMAs in ``chains`` chains, which
+    warp w enters after spinning ``w * stagger`` cycles, so that the warps of a block run
+    different parts of it at once (as the blocks of a launch's later waves do)."""
+    regs = [f"r{i}" for i in range(chains)]
+    outs = ", ".join(f'"+f"({r})' for r in regs)
+    init = "\n".join(f"    float {r} = threadIdx.x * 1e-3f + {i};" for i, r in enumerate(regs))
+    return f"""
+__global__ void phase_{n}_{chains}(float *out, long long *rec, int iters, long long stagger,
+                                   float a, float b)
+{{
+    extern __shared__ float pad[];
+    int warp = threadIdx.x >> 5;
+{init}
+    pad[threadIdx.x] = 0.f;
+    long long t0 = clock64();
+    while (clock64() - t0 < warp * stagger) {{}}
+    long long c0 = clock64();
+    for (int i = 0; i < iters; i++)
+        asm volatile("{_body(n, chains, 0)}" : {outs} : "f"(a), "f"(b));
+    long long c1 = clock64();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = {' + '.join(regs)} + pad[threadIdx.x];
+    if ((threadIdx.x & 31) == 0) rec[blockIdx.x * (blockDim.x >> 5) + warp] = c1 - c0;
+}}
+"""
+
+
+#: the phase runs: (FFMAs per loop body, chains, threads per block)
+PHASES = [(n, c, t) for n in (512, 2048, 3072, 8192) for c in (1, 16) for t in (256, 768)]
+
+
+def record_phases(out: Path) -> None:
+    """Cycles per FFMA of each warp for the :data:`PHASES`, one block per SM, the warps
+    entering the loop together (stagger 0) and spread over it (each 0.618 of a trip's
+    dependent time, 4 cycles an FFMA, after the one before)."""
+    import cupy as cp
+
+    from benchmarks.common import build_source, gpu_line
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    rows = []
+    for n, chains, threads in PHASES:
+        fn = build_source(phase_source(n, chains))[f"phase_{n}_{chains}"]
+        fn.max_dynamic_shared_size_bytes = SHARED
+        iters, warps = WORK // n, threads // 32
+        o, rec = cp.zeros(sms * threads, cp.float32), cp.zeros(sms * warps, cp.int64)
+        for stagger in (0, int(0.618 * 4 * n)):
+            runs = []
+            for _ in range(3):
+                fn((sms,), (threads,), (o, rec, np.int32(iters), np.int64(stagger),
+                                        np.float32(1.0000001), np.float32(1e-7)),
+                   shared_mem=SHARED)
+                runs.append((cp.asnumpy(rec) / (iters * n)).tolist())
+            rows.append({"ffma": n, "chains": chains, "threads": threads, "stagger": stagger,
+                         "cycles_per_ffma": runs})
+            print(n, chains, threads, stagger, f"{np.median(runs[-1]):.3f} cycles per FFMA",
+                  flush=True)
+    out.write_text(json.dumps({"header": {"device": gpu_line(),
+                                          "how": "python -m benchmarks.fetch_probe --phases"},
+                               "rows": rows}) + "\n")
 
 
 def stored() -> dict:
@@ -236,9 +301,13 @@ def main(argv=None) -> None:
     parser.add_argument("--model", action="store_true", help="add the model's column")
     parser.add_argument("--curves", action="store_true", help="the device figures, as JSON")
     parser.add_argument("--placement", metavar="JSON", help="record where blocks start")
+    parser.add_argument("--phases", metavar="JSON",
+                        help="record warps entering a loop together and spread over it")
     args = parser.parse_args(argv)
     if args.record:
         record(Path(args.record))
+    elif args.phases:
+        record_phases(Path(args.phases))
     elif args.placement:
         record_placement(Path(args.placement))
     elif args.curves:

@@ -46,10 +46,11 @@ Methods, in order:
   128-byte line: 1 GiB and 8 MiB with ``ld.global.cg``, 16 KiB with ordinary L1-cached loads,
   shared memory), after one untimed pass; ``clock64`` difference / steps. Includes the
   loop's one or two integer instructions per step.
-- ``fp32/fp64/sfu/sfu_ftz_latency_cycles``, ``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_
-  latency_cycles``: one thread, a dependent chain of ``fmaf``, ``fma``, ``rsqrtf``, the bare
-  ``rsqrt.approx.ftz.f32`` (what ``-ftz=true`` makes of ``rsqrtf``), IEEE division,
-  IEEE ``1.0f / x``, IEEE ``sqrtf`` (plus an add), ``int`` and ``unsigned`` division;
+- ``fp32/fp64/sfu/sfu_ftz_latency_cycles``, ``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32/
+  div_f64/rcp_f64/sqrt_f64/div_u64_latency_cycles``: one thread, a dependent chain of
+  ``fmaf``, ``fma``, ``rsqrtf``, the bare ``rsqrt.approx.ftz.f32`` (what ``-ftz=true`` makes
+  of ``rsqrtf``), IEEE division, IEEE ``1.0f / x``, IEEE ``sqrtf`` (plus an add), ``int``
+  and ``unsigned`` division, and the same in double precision and 64-bit integers;
   ``clock64`` difference / operations (the issue-to-result latency of each, expansions
   included).
 - ``dram_loaded_latency``: DRAM latency under load, ``{"gbs": [...], "cycles": [...]}``: from
@@ -269,6 +270,11 @@ struct DivS32 { __device__ int operator()(int v) const { return 1000000007 / (v 
 struct DivU32 { __device__ unsigned operator()(unsigned v) const {
     return 4000000007u / (v | 1u) + 5u; } };
 struct Rcp32 { __device__ float operator()(float v) const { return 1.0f / v; } };
+struct Div64 { __device__ double operator()(double v) const { return 1.0001 / v; } };
+struct Rcp64 { __device__ double operator()(double v) const { return 1.0 / v; } };
+struct Sqrt64 { __device__ double operator()(double v) const { return sqrt(v) + 0.5; } };
+struct DivU64 { __device__ unsigned long long operator()(unsigned long long v) const {
+    return 0xfedcba9876543210ull / (v | 1ull) + 5ull; } };
 template <typename T, typename Op>
 __device__ void dependent(T v, int steps, T *out, long long *cycles) {
     long long c0 = clock64();
@@ -297,6 +303,14 @@ __global__ void lat_div_u32(unsigned *o, long long *c, int n, unsigned v) {
     dependent<unsigned, DivU32>(v, n, o, c); }
 __global__ void lat_rcp_f32(float *o, long long *c, int n, float v) {
     dependent<float, Rcp32>(v, n, o, c); }
+__global__ void lat_div_f64(double *o, long long *c, int n, double v) {
+    dependent<double, Div64>(v, n, o, c); }
+__global__ void lat_rcp_f64(double *o, long long *c, int n, double v) {
+    dependent<double, Rcp64>(v, n, o, c); }
+__global__ void lat_sqrt_f64(double *o, long long *c, int n, double v) {
+    dependent<double, Sqrt64>(v, n, o, c); }
+__global__ void lat_div_u64(unsigned long long *o, long long *c, int n, unsigned long long v) {
+    dependent<unsigned long long, DivU64>(v, n, o, c); }
 
 /* DRAM latency under load: each warp chases CHASES random 128-byte lines at once, its 32
    lanes reading the 32 words of a line (one request of 4 sectors); every word of a line
@@ -591,6 +605,10 @@ DEPENDENT = {
     "div_s32_latency_cycles": ("lat_div_s32", np.int32, 12345, "int division"),
     "div_u32_latency_cycles": ("lat_div_u32", np.uint32, 12345, "unsigned division"),
     "rcp_f32_latency_cycles": ("lat_rcp_f32", np.float32, 0.9, "IEEE 1.0f / x"),
+    "div_f64_latency_cycles": ("lat_div_f64", np.float64, 0.9, "IEEE double division"),
+    "rcp_f64_latency_cycles": ("lat_rcp_f64", np.float64, 0.9, "IEEE 1.0 / x (double)"),
+    "sqrt_f64_latency_cycles": ("lat_sqrt_f64", np.float64, 2.0, "IEEE sqrt and an add (double)"),
+    "div_u64_latency_cycles": ("lat_div_u64", np.uint64, 12345, "64-bit unsigned division"),
 }
 
 

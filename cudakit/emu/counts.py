@@ -150,7 +150,19 @@ _EXPANDED = {
     ("div", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},  # MUFU.RCP, FFMAs, FCHK, branch
     ("sqrt", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},
     ("rcp", "f32"): {"fp32": 6, "sfu": 1, "branch": 1},
+    # double precision: the fast path's instructions in the SASS listing (MUFU.RCP64H or
+    # .RSQ64H, the DFMA/DMUL Newton steps, the range checks, BSSY/BRA/BSYNC around the call
+    # of the slow path)
+    ("div", "f64"): {"fp64": 8, "fp32": 3, "sfu": 1, "int": 1, "branch": 3},
+    ("rcp", "f64"): {"fp64": 5, "fp32": 1, "sfu": 1, "int": 1, "branch": 3},
+    ("sqrt", "f64"): {"fp64": 8, "sfu": 1, "int": 6, "branch": 3},
 }
+
+#: what the slow path adds, per warp, when a lane's operands leave the fast path's range
+#: (:func:`slow_lanes`): IEEE double division of a zero numerator, counted by Nsight Compute
+#: on the H200 in ``pi_mrg`` of ``benchmarks/fresh/monte_carlo.cu`` (22 M calls of
+#: ``__cuda_sm20_div_rn_f64_full``, 61 instructions each, and the call's 4 around it)
+SLOW_PATH = {("div", "f64"): {"int": 41, "fp64": 12, "fp32": 2, "sfu": 1, "branch": 9}}
 
 
 def sass_slots(opcode: str, operands=()) -> dict[str, int]:
@@ -164,7 +176,7 @@ def sass_slots(opcode: str, operands=()) -> dict[str, int]:
         return {cls: n}
     if opcode.startswith("mma."):
         return mma.sass_slots(opcode)
-    key = _expansion(opcode)
+    key = expansion(opcode)
     return dict(_EXPANDED[key]) if key else {instruction_class(opcode, operands): 1}
 
 
@@ -235,7 +247,7 @@ def _kind(ins) -> int:
         return FLUSH
     # an expansion with a slow path (IEEE division, square root, reciprocal; 64-bit integer
     # division) is a branch and a call in SASS: ptxas moves no load above it
-    key = _expansion(ins.opcode)
+    key = expansion(ins.opcode)
     return SPLIT if key and "branch" in _EXPANDED[key] else ALU
 
 
@@ -258,18 +270,25 @@ DEPENDENT = {"fp32": 4, "int": 4, "imad": 4, "cvt": 4, "sfu": 39, "shfl": 26, "f
              "mma.f16": 15.6, "mma.tf32": 9.3, "mma.f64": 29.1, "mma.i8": 14.6}
 SFU_FTZ = 17
 SFU_SINCOS = 23
+#: a slow path's cycles, its steps taken as a chain
+_SLOW_CYCLES = {key: sum(DEPENDENT[c] * n for c, n in slots.items())
+                for key, slots in SLOW_PATH.items()}
 
-#: issue-to-result cycles of whole expansions (:data:`_EXPANDED`), measured on the H100 by
-#: ``benchmarks/microbench.py`` (``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32_latency_cycles``:
-#: one thread, a dependent chain; the square root's chain has an add, 4 cycles, taken off;
-#: a remainder is taken as its division). Expansions not here (64-bit integer division) are
-#: the sum of their steps' :data:`DEPENDENT` latencies.
+#: issue-to-result cycles of whole expansions (:data:`_EXPANDED`), measured by
+#: ``benchmarks/microbench.py`` (``*_latency_cycles``: one thread, a dependent chain; a
+#: square root's chain has an add, 4 or 8 cycles, taken off; a remainder is taken as its
+#: division, signed 64-bit as unsigned): single precision and 32-bit integers on the H100,
+#: double precision and 64-bit integers on the H200 (session 31; its SMs are the H100's, whose
+#: other latencies it measured the same to four digits). Other instructions of several SASS
+#: steps (tensor cores) are the sum of their steps' :data:`DEPENDENT` latencies.
 EXPANSION_LATENCY = {("div", "f32"): 44, ("rcp", "f32"): 64, ("sqrt", "f32"): 44,
                      ("div", "s32"): 144, ("rem", "s32"): 144, ("div", "u32"): 135,
-                     ("rem", "u32"): 135}
+                     ("rem", "u32"): 135, ("div", "f64"): 112, ("rcp", "f64"): 61,
+                     ("sqrt", "f64"): 78,
+                     **{(op, t): 308 for op in ("div", "rem") for t in ("u64", "s64")}}
 
 
-def _expansion(opcode: str) -> tuple[str, str] | None:
+def expansion(opcode: str) -> tuple[str, str] | None:
     """The :data:`_EXPANDED` key of an instruction sm_90 has no single instruction for."""
     parts = opcode.split(".")
     types = [m for m in parts[1:] if m in _TYPES]
@@ -279,7 +298,23 @@ def _expansion(opcode: str) -> tuple[str, str] | None:
         key = (key[0], "u32")
     elif key[1] in ("s16", "s8"):
         key = (key[0], "s32")
-    return key if key in _EXPANDED and (exact or key[1] != "f32") else None
+    return key if key in _EXPANDED and (exact or key[1][:1] != "f") else None
+
+
+def slow_lanes(key: tuple[str, str], x, y) -> np.ndarray:
+    """Lanes whose operands ``x / y`` send an IEEE double division to its slow path: the
+    fast path's checks in the SASS read the high words as floats, so a numerator that is zero,
+    below about 2^-967 or not finite, or a divisor whose reciprocal is near the denormals
+    (|y| beyond 2^1021), zero, denormal or not finite, takes the call.
+
+    >>> slow_lanes(("div", "f64"), np.array([0.0, 3.0, 1e-300]), 7.0).tolist()
+    [True, False, True]
+    """
+    if key != ("div", "f64"):
+        return np.zeros(np.shape(x), bool)
+    ax, ay = np.abs(np.asarray(x, np.float64)), np.abs(np.asarray(y, np.float64))
+    fast = (ax >= 2.0 ** -967) & np.isfinite(ax) & (ay >= 2.0 ** -1022) & (ay < 2.0 ** 1021)
+    return np.broadcast_to(~fast, np.broadcast(ax, ay).shape)
 
 
 def issue_cycles(instructions, fused_muls: set = frozenset(), back_edge: bool = False) -> int:
@@ -384,7 +419,7 @@ def _schedule(instructions, fused_muls, ready: dict, start: int) -> int:
             # dependent SASS instructions (Newton-Raphson steps on a MUFU estimate, ending in
             # an ALU step); its check-and-branch runs beside it. The warp issues its next
             # instruction once the chain's last step has issued.
-            done = t + (EXPANSION_LATENCY.get(_expansion(ins.opcode)) or sum(
+            done = t + (EXPANSION_LATENCY.get(expansion(ins.opcode)) or sum(
                 DEPENDENT.get(k, 1) * v for k, v in slots.items()
                 if k not in ("free", "branch")))
             t = max(t + n, done - DEPENDENT["fp32"] + 1)
@@ -641,6 +676,7 @@ class InstructionCounter:
         self._batch = None
         self._pending: dict = {}
         self.visits: dict[int, int] = {}  # id of a basic block -> times it ran
+        self.warp_visits: dict[int, int] = {}  # and the warps that ran it, summed over those
         self.blocks = 0
         self._slowest = np.zeros(2)  # summed over blocks: shared, global waits
         # the emulator's own work, which cudakit.predict's work clock reads: basic blocks
@@ -648,6 +684,7 @@ class InstructionCounter:
         # the lanes those instructions went over, and batches of blocks started
         self.runs = self.lane_steps = self.batches = 0
         self.steps = np.zeros(len(CLASSES), np.float64)
+        self.slow_paths = 0  # warp instructions that took a slow path (:meth:`slow_path`)
         self.bulk_copies = 0  # lanes' bulk copies (each one TMA copy; ptxas issues them
         # one lane at a time)
 
@@ -724,6 +761,7 @@ class InstructionCounter:
             lanes = int(b.valid.sum()) if isinstance(L, slice) else L.size
             self.bulk_copies += blk.bulk * lanes
         self.visits[id(blk)] = self.visits.get(id(blk), 0) + 1
+        self.warp_visits[id(blk)] = self.warp_visits.get(id(blk), 0) + warps.size
         events = blk.scoreboard
         if not events:
             return
@@ -737,6 +775,17 @@ class InstructionCounter:
             state = self._pending[id(dec)] = _Rows(state, b.size // 32)
         for kind, n in state.run(events, warps, share, active):
             self._count(((kind, n),), 1)
+
+    def slow_path(self, key: tuple[str, str], lanes: np.ndarray) -> None:
+        """Lanes ``lanes`` (batch lane numbers) of an expansion took its slow path
+        (:data:`SLOW_PATH`): each warp among them issues the path's instructions, and waits
+        for them one after another (:data:`DEPENDENT`)."""
+        if lanes.size:
+            warps = np.unique(lanes >> 5).size
+            self.slow_paths += warps
+            for cls, n in SLOW_PATH[key].items():
+                self.counts[INDEX[cls]] += n * warps
+            self.cycles += _SLOW_CYCLES[key] * warps
 
     def _count(self, waits, nwarps: int) -> None:
         for kind, n in waits:

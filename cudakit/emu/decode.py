@@ -26,7 +26,16 @@ from ..i18n.messages import _
 from . import mbarrier, mma, wmma
 from . import numeric as nm
 from .batch import Site
-from .counts import block_profile, hoisted, issue_cycles, predicable, scoreboard_program
+from .counts import (
+    SLOW_PATH,
+    block_profile,
+    expansion,
+    hoisted,
+    issue_cycles,
+    predicable,
+    scoreboard_program,
+    slow_lanes,
+)
 from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
 from .vectorize import register_alignment, shared_alignment, vector_groups
@@ -500,6 +509,14 @@ def h_binary(ins, scope, program, base, mods, types, t, o):
                 return np.clip(r, -2**31, 2**31 - 1)
     if half:
         return lambda fr, L: w(fr, L, _round_half(f(a(fr, L), b(fr, L)), t))
+    key = expansion(ins.opcode)
+    if key in SLOW_PATH:  # the counter counts the warps that take the SASS's slow path
+        def divide(fr, L):
+            x, y = a(fr, L), b(fr, L)
+            if fr.b.counter is not None:
+                fr.b.counter.slow_path(key, fr.b.index(L)[slow_lanes(key, x, y)])
+            w(fr, L, np.asarray(f(x, y)).astype(dt))
+        return divide
     if kind == "f":
         return lambda fr, L: w(fr, L, _sat(np.asarray(f(a(fr, L), b(fr, L))).astype(dt), sat))
     return lambda fr, L: w(fr, L, np.asarray(f(a(fr, L), b(fr, L))).astype(dt))

@@ -29,7 +29,14 @@ from ..analysis.analyze import Pointer, _dims, device_args, source_of
 from ..errors import ArgumentError, LaunchError
 from ..kernel import find_kernel
 from .device import load
-from .fetch import fetch_cycles, loop_sizes, paired_fetch, pairs_to_probe
+from .fetch import (
+    fetch_cycles,
+    loop_shares,
+    loop_sizes,
+    paired_fetch,
+    pairs_to_probe,
+    spread_fetch,
+)
 from .model import Launch, estimate
 from .result import Prediction
 from .sample import SECONDS, run_sample
@@ -143,6 +150,9 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     reading.join()
     loop_bytes, instructions = code_size(cubin, mangled) or (0, 0)
     fetch = fetch_cycles(loop_bytes, dev)
+    spread = spread_fetch(loop_sizes(function, instructions),
+                          loop_shares(function.kernel.dec, sample.counter), dev, 2 * resident,
+                          sample.total_blocks / (dev.sm_count * resident)) if instructions else 0.0
     if probe and instructions:
         fetch = max(fetch, paired_fetch(function, values, grid3, block3, int(shared), dev,
                                         loop_sizes(function, instructions), probe,
@@ -173,7 +183,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
                     banks=(conflict_cycles(cubin, mangled) or 0.0)
                     if float(dev.compute_capability) >= 7.0 else 0.0,  # Volta's banks on
-                    fetch=fetch, loads_ahead=global_waits(cubin, mangled),
+                    fetch=fetch, fetch_spread=spread, loads_ahead=global_waits(cubin, mangled),
                     bulk_copies=c.bulk_copies * s)
     e = estimate(launch, dev)
     counts = {

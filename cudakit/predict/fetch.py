@@ -109,12 +109,9 @@ def main_loops(function, args, grid, block, shared: int, indices,
         except CudakitError:
             out.append(None)
             continue
-        issued = [0.0] * len(loops)
-        for blk, k in zip(dec.blocks, inside, strict=True):
-            if k is not None:
-                issued[k] += counter.visits.get(id(blk), 0) * float(blk.classes.sum())
-        best = int(np.argmax(issued)) if loops else 0
-        out.append(best if loops and issued[best] > 0 else None)
+        shares = loop_shares(dec, counter)
+        best = int(np.argmax(shares)) if loops else 0
+        out.append(best if loops and shares[best] > 0 else None)
     return out
 
 
@@ -147,6 +144,52 @@ def pairs_to_probe(sizes: list[float], d, grid) -> list[tuple[int, int]]:
             return gx > 1 and k % gx == gx - 1 or gy > 1 and k // gx % gy == gy - 1
         pairs += [(k, k + 1) for k in range(first, blocks - 1, 2) if edge(k) or edge(k + 1)]
     return pairs
+
+
+def loop_shares(dec, counter: InstructionCounter) -> list[float]:
+    """Per outermost loop of :func:`ptx_loops`, the part of the warp instructions
+    ``counter`` counted (every basic block's size times the warps that ran it) that its basic
+    blocks issued."""
+    loops = ptx_loops(dec)
+    issued = [0.0] * len(loops)
+    total = 0.0
+    for blk in dec.blocks:
+        n = counter.warp_visits.get(id(blk), 0) * float(blk.classes.sum())
+        total += n
+        k = next((k for k, (f, e) in enumerate(loops) if f <= blk.start < e), None)
+        if k is not None:
+            issued[k] += n
+    return [n / total if total else 0.0 for n in issued]
+
+
+def spread_fetch(sizes: list[float], shares: list[float], d, blocks_per_tpc: int,
+                 waves: float) -> float:
+    """Cycles per instruction that a warp waits for its fetches on top of its dependencies,
+    in a launch of ``waves`` waves. The blocks of the first wave start together and run the
+    same loop (that case is :func:`fetch_cycles` of the largest, and the warp waits for
+    fetches or dependencies, whichever is longer); those of later waves start as others
+    end, wherever the TPC's other blocks have got to, so its ``blocks_per_tpc`` blocks run
+    loop k (of ``sizes`` bytes) with ``shares[k]`` of the time each, and the cache must hold
+    on average ``sum(size_k * (1 - (1 - share_k) ** blocks_per_tpc))`` bytes. Warps spread
+    over more code than the cache holds wait for each fetch beyond its one cycle *and* for
+    their dependencies: on the H200, a chain of dependent FFMAs took 4.7 cycles each in
+    8 kB of code, and 6.0 and 6.1 in 48 and 128 kB when the block's warps entered it at
+    different points (5.0 and 5.4 when together), where the in-phase curve gives 2.4 cycles
+    an instruction: 1.3 beyond its 1.1 (``benchmarks/fetch_probe.py --phases``). That excess
+    over the curve's first point, over the waves after the first.
+
+    >>> from types import SimpleNamespace as NS
+    >>> d = NS(figures={"fetch_alone_curve": ((32768.0, 40960.0), (1.1, 2.4))})
+    >>> round(spread_fetch([18e3, 18e3], [0.5, 0.5], d, blocks_per_tpc=6, waves=10), 3)
+    0.381
+    """
+    curve = d.figures.get("fetch_alone_curve")
+    if not sizes or not curve or waves <= 1:
+        return 0.0
+    together = sum(size * (1 - (1 - share) ** blocks_per_tpc)
+                   for size, share in zip(sizes, shares, strict=True))
+    excess = max(fetch_cycles(together, d) - curve[1][0], 0.0)
+    return (1 - 1 / waves) * excess
 
 
 def paired_fetch(function, args, grid, block, shared: int, d, sizes: list[float],

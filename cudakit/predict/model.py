@@ -230,6 +230,7 @@ class Launch:
     stalls: dict | None = None  # per class, cycles a warp waits after one (sass.read_stalls)
     banks: float = 0.0  # register-bank cycles per fp32 instruction (sass.read_conflicts)
     fetch: float = 0.0  # cycles per instruction a warp needs to fetch its loop (.fetch)
+    fetch_spread: float = 0.0  # and waits on top of its dependencies (.fetch.spread_fetch)
     loads_ahead: object = None  # sass.GlobalWaits of the kernel's SASS, if it could be read
     bulk_copies: float = 0.0  # lanes' bulk copies (cp.async.bulk): one TMA copy each
 
@@ -419,7 +420,9 @@ def own_path(x: Launch) -> float:
     per class, the cycles a warp waits after such an instruction, for the latencies ptxas
     covers without a scoreboard) or, where more, the cycles an FP32 instruction of a warp
     issuing alone waits for its register banks (``x.banks``); and, for a loop larger than
-    the instruction cache, the cycles each instruction takes to fetch (``x.fetch``).
+    the instruction cache, the cycles each instruction takes to fetch (``x.fetch``), or
+    where blocks run different code at once, those it waits beyond its dependencies
+    (``x.fetch_spread``).
 
     >>> x = Launch({"fp32": 64, "ld.global": 16}, 80, 90, 1, 0, 0, 0, 0, 1, 1, 1, None,
     ...            stalls={"fp32": 4.5, "ld.global": 2.0})
@@ -430,8 +433,8 @@ def own_path(x: Launch) -> float:
     extra = sum(x.classes.get(kind, 0) * max(stalls.get(kind, 1.0) - 1.0,
                                              x.banks if kind == "fp32" else 0.0, 0.0)
                 for kind in STALLED)
-    return max(x.cycles + x.classes.get("fp32", 0) * x.banks, x.issued + extra,
-               x.issued * x.fetch)
+    return max(x.cycles + x.classes.get("fp32", 0) * x.banks + x.issued * x.fetch_spread,
+               x.issued + extra, x.issued * x.fetch)
 
 
 def pipe_cycles(x: Launch, d) -> dict[str, float]:

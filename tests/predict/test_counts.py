@@ -4,6 +4,9 @@ from each kernel's source (k FMAs per thread -> k x warps FP32 warp instructions
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 
@@ -17,9 +20,11 @@ from cudakit.emu.counts import (
     PTXAS_UNROLL,
     SFU_FTZ,
     SFU_SINCOS,
+    SLOW_PATH,
     InstructionCounter,
     instruction_class,
 )
+from cudakit.predict.sass import nvdisasm_path
 
 from .conftest import SOURCE
 
@@ -330,3 +335,74 @@ def test_an_async_copy_waited_for_at_once_is_a_memory_period():
     # for the one a trip (and a barrier) earlier, taken as arrived
     assert at_once.periods == 8 * 8
     assert later.periods == 0
+
+
+DOUBLE = r"""
+extern "C" __global__ void ddiv(double *a, double b) { a[threadIdx.x] = a[threadIdx.x] / b; }
+extern "C" __global__ void drcp(double *a) { a[threadIdx.x] = 1.0 / a[threadIdx.x]; }
+extern "C" __global__ void dsqrt(double *a) { a[threadIdx.x] = sqrt(a[threadIdx.x]); }
+"""
+
+
+def _fast_path(listing: str, name: str) -> Counter:
+    """Opcodes of kernel ``name``'s SASS up to its first EXIT: the operation's fast path
+    (the slow path is a call to code after the EXIT)."""
+    body = listing.split(f".text.{name}:")[1].split("EXIT")[0]
+    return Counter(re.findall(r"\*/\s+(?:@!?P\w+\s+)?([A-Z][A-Z0-9]*)", body))
+
+
+@pytest.mark.parametrize("name,args", [("ddiv", (np.float64(3.0),)), ("drcp", ()),
+                                       ("dsqrt", ())])
+def test_double_division_and_square_root_cost_the_sass_of_their_fast_path(name, args, tmp_path):
+    # nvdisasm's listing of the same cubin is the reference: its double-precision
+    # instructions (DFMA, DMUL, DADD) and MUFU before the EXIT, one operation per thread
+    assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
+    module = emu.SourceModule(DOUBLE, no_extern_c=True)
+    cubin = tmp_path / "double.cubin"
+    cubin.write_bytes(module.program.compiled.cubin)
+    listing = subprocess.run([nvdisasm_path(), str(cubin)], capture_output=True, text=True,
+                             check=True).stdout
+    sass = _fast_path(listing, name)
+    a = emu.to_device(np.linspace(1.0, 2.0, 64))
+    c = run(module, name, a, *args, grid=(1,), block=(64,))
+    assert c.classes["fp64"] == 2 * sum(n for op, n in sass.items() if op.startswith("D"))
+    assert c.classes["sfu"] == 2 * sass["MUFU"] == 2 and c.slow_paths == 0
+
+
+def test_a_zero_numerator_takes_the_slow_path_of_double_division():
+    module = emu.SourceModule(DOUBLE, no_extern_c=True)
+    a = np.linspace(1.0, 2.0, 96)
+    a[40] = 0.0  # one lane of the second warp
+    c = run(module, "ddiv", emu.to_device(a), np.float64(3.0), grid=(1,), block=(96,))
+    assert c.slow_paths == 1
+    assert c.classes["fp64"] == 3 * 8 + SLOW_PATH[("div", "f64")]["fp64"]
+
+
+def test_curand_mrg_init_takes_the_slow_path_as_often_as_nsight_compute_counted():
+    # pi_mrg (benchmarks/fresh/monte_carlo.cu) on the H200: 22,086,265 calls of the division's
+    # slow path over 32,768 warps, all in curand_init (fixtures/h200_monte_carlo_opcodes.json);
+    # the emulator, one block at each end of the grid and one trial each
+    from benchmarks import ncu_opcodes
+
+    stored = json.loads(ncu_opcodes.FIXTURE.read_text())["kernels"]["pi_mrg"]
+    module = emu.SourceModule((ROOT / "benchmarks" / "fresh" / "monte_carlo.cu").read_text(),
+                              no_extern_c=True)
+    hits = emu.mem_alloc(4 << 20)
+    for block in (0, 4095):
+        c = InstructionCounter()
+        module.get_function("pi_mrg")(np.uint64(1), np.int32(1), hits, grid=(4096,),
+                                      block=(256,), counter=c, blocks=[(block, 1)])
+        assert c.slow_paths / c.warps == pytest.approx(stored["calls"] / 32768, abs=10)
+
+
+def test_double_and_64_bit_division_latencies_are_the_h200_measurements():
+    measured = json.loads((resources.files("cudakit.predict") / "devices" /
+                           "h200.measured.json").read_text())
+    assert abs(measured["div_f64_latency_cycles"] - EXPANSION_LATENCY[("div", "f64")]) <= 1
+    assert abs(measured["rcp_f64_latency_cycles"] - EXPANSION_LATENCY[("rcp", "f64")]) <= 1
+    assert abs(measured["sqrt_f64_latency_cycles"] - 8 - EXPANSION_LATENCY[("sqrt", "f64")]) <= 1
+    assert abs(measured["div_u64_latency_cycles"] - EXPANSION_LATENCY[("div", "u64")]) <= 1
+    # the SMs are the H100's: the latencies both measured agree
+    h100 = json.loads((resources.files("cudakit.predict") / "devices" /
+                       "h100.measured.json").read_text())
+    assert abs(h100["div_f32_latency_cycles"] - measured["div_f32_latency_cycles"]) < 0.01
