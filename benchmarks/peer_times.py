@@ -514,6 +514,35 @@ SEVENTH = [
                  (np.float32(100.0), np.float32(105.0), np.float32(0.01), np.float32(0.2))),
 ]
 
+#: the eighth batch (session 31): double-precision division and square root, 64-bit
+#: remainders (``fresh/double_math.cu``), predicted before the H200 timed them
+EIGHTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_eighth_batch.json"
+ORBITS, VECTORS, KEYS = 1 << 22, 1 << 24, 1 << 22
+DOCS, TERMS = 8192, 4096
+
+
+def _term_counts(r):
+    """A document-term count matrix, nine counts in ten zero, and its rows' totals."""
+    counts = r.poisson(0.1, DOCS * TERMS).astype(np.int32)
+    totals = np.maximum(counts.reshape(DOCS, TERMS).sum(axis=1), 1).astype(np.float64)
+    return [counts, totals, np.zeros(DOCS * TERMS), np.int32(DOCS), np.int32(TERMS)]
+
+
+EIGHTH = [
+    Launch("kepler 2^22 orbits", "double_math.cu", "kepler",
+           lambda r: [r.uniform(0, 2 * np.pi, ORBITS), r.uniform(0, 0.9, ORBITS),
+                      np.zeros(ORBITS), np.int32(ORBITS)], (ORBITS // 256,), (256,), 0, FRESH),
+    Launch("normalize3 2^24 vectors", "double_math.cu", "normalize3",
+           lambda r: [r.standard_normal(3 * VECTORS), np.zeros(3 * VECTORS),
+                      np.int32(VECTORS)], (VECTORS // 256,), (256,), 0, FRESH),
+    Launch("term_frequency 8192 x 4096", "double_math.cu", "term_frequency", _term_counts,
+           (TERMS // 256, DOCS), (256,), 0, FRESH),
+    Launch("bucket_of 2^22 keys x 16", "double_math.cu", "bucket_of",
+           lambda r: [r.integers(0, 2 ** 63, KEYS, dtype=np.uint64), np.zeros(KEYS, np.uint32),
+                      np.int32(KEYS), np.uint64(1000003), np.int32(16)], (KEYS // 256,),
+           (256,), 0, FRESH),
+]
+
 
 def record(path: str, repeat: int = 20, batch: int = 10,
            launches: list[Launch] | None = None, warmup: int = 3) -> None:
@@ -642,16 +671,20 @@ def main(argv: list[str] | None = None) -> None:
                         help="the seventh batch (session 30: Monte Carlo kernels drawing with "
                              "cuRAND's device API, on an H200, fixtures/"
                              "h200_seventh_batch.json)")
+    parser.add_argument("--eighth", action="store_true",
+                        help="the eighth batch (session 31: double division and square root, "
+                             "64-bit remainders, on an H200, fixtures/h200_eighth_batch.json)")
     parser.add_argument("--h200", action="store_true",
                         help="against the H200's times with a head start (fixtures/"
                              "h200_peer_times.json, session 30) instead of the H100's")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = SEVENTH if args.seventh else SIXTH if args.sixth else FIFTH if args.fifth \
-        else FOURTH if args.fourth else THIRD if args.third else SECOND if args.second \
-        else LAUNCHES
-    fixture, device = (SEVENTH_FIXTURE, "H200") if args.seventh else \
+    launches = EIGHTH if args.eighth else SEVENTH if args.seventh else SIXTH if args.sixth \
+        else FIFTH if args.fifth else FOURTH if args.fourth else THIRD if args.third \
+        else SECOND if args.second else LAUNCHES
+    fixture, device = (EIGHTH_FIXTURE, "H200") if args.eighth else \
+        (SEVENTH_FIXTURE, "H200") if args.seventh else \
         (SIXTH_FIXTURE, "H200") if args.sixth else \
         (H200_FIXTURE, "H200") if args.h200 else (FIXTURE, "H100")
     if args.predict_first:

@@ -87,7 +87,7 @@ def test_sampled_counts_match_the_full_launch(module):
     sampled = run_sample(f, args, grid, block, 0)
     full = run_sample(f, args, grid, block, 0, threads=1 << 30, seconds=1e9)
     assert full.sampled_blocks == 576 and sampled.sampled_blocks < 200
-    # every block of the full launch ran once (the centre block first, then the others)
+    # every block of the full launch ran once (the one first_block names first, then the rest)
     assert full.runs == [(0, 576)] and full.counter.blocks == 576
     for cls in ("fp32", "ld.global", "st.global", "int", "branch"):
         got = sampled.counter.classes[cls] * sampled.scale
