@@ -41,8 +41,9 @@ def opcodes(text: str) -> dict:
     >>> rows = ('"Address","Source","Instructions Executed"\\n'
     ...         '"0x10","DFMA R2, R4, R6, R2","64"\\n"0x20","@P0 CALL.REL.NOINC 0x40","8"\\n'
     ...         '"0x30","EXIT","32"\\n"0x40","MUFU.RCP64H R3, R5","8"\\n')
-    >>> opcodes(rows)
-    {'total': 112, 'opcodes': {'DFMA': 64, 'EXIT': 32, 'CALL': 8, 'MUFU': 8}, 'called': 8, 'calls': 8}
+    >>> counts = opcodes(rows)
+    >>> counts["opcodes"], counts["total"], counts["called"], counts["calls"]
+    ({'DFMA': 64, 'EXIT': 32, 'CALL': 8, 'MUFU': 8}, 112, 8, 8)
     """
     lines = text.splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith('"Address"'))

@@ -514,7 +514,9 @@ def h_binary(ins, scope, program, base, mods, types, t, o):
         def divide(fr, L):
             x, y = a(fr, L), b(fr, L)
             if fr.b.counter is not None:
-                fr.b.counter.slow_path(key, fr.b.index(L)[slow_lanes(key, x, y)])
+                lanes = fr.b.index(L)
+                fr.b.counter.slow_path(key, lanes[np.broadcast_to(slow_lanes(key, x, y),
+                                                                  lanes.shape)])
             w(fr, L, np.asarray(f(x, y)).astype(dt))
         return divide
     if kind == "f":
