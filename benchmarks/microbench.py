@@ -47,10 +47,11 @@ Methods, in order:
   shared memory), after one untimed pass; ``clock64`` difference / steps. Includes the
   loop's one or two integer instructions per step.
 - ``fp32/fp64/sfu/sfu_ftz_latency_cycles``, ``div_f32/rcp_f32/sqrt_f32/div_s32/div_u32/
-  div_f64/rcp_f64/sqrt_f64/div_u64_latency_cycles``: one thread, a dependent chain of
-  ``fmaf``, ``fma``, ``rsqrtf``, the bare ``rsqrt.approx.ftz.f32`` (what ``-ftz=true`` makes
-  of ``rsqrtf``), IEEE division, IEEE ``1.0f / x``, IEEE ``sqrtf`` (plus an add), ``int``
-  and ``unsigned`` division, and the same in double precision and 64-bit integers;
+  div_f64/rcp_f64/sqrt_f64/div_u64_latency_cycles``: one thread, a dependent
+  chain of ``fmaf``, ``fma``, ``rsqrtf``, the bare ``rsqrt.approx.ftz.f32`` (what
+  ``-ftz=true`` makes of ``rsqrtf``), IEEE division, IEEE ``1.0f / x``, IEEE ``sqrtf`` (plus
+  an add), ``int`` and ``unsigned`` division, and the same in double precision and 64-bit
+  integers (of 64-bit values: NVVM's PTX divides values below 2^32 with 32-bit division);
   ``clock64`` difference / operations (the issue-to-result latency of each, expansions
   included).
 - ``dram_loaded_latency``: DRAM latency under load, ``{"gbs": [...], "cycles": [...]}``: from
@@ -58,8 +59,11 @@ Methods, in order:
   32 lanes read one line); the bandwidth drawn (bytes / event time) and the median warp's
   cycles per step, at the same time.
 - ``fp32_fma``, ``fp64_fma``, ``int32_imad``, ``int32_add``, ``sfu`` (``rsqrtf``), ``shfl``
-  (``__shfl_xor_sync``): warp instructions per clock per SM. 8 independent chains per
-  thread, 2048 threads per SM; counted source operations / (SMs x event time x clock).
+  (``__shfl_xor_sync``), ``int32_lop3``, ``int32_shf``, ``int32_mul_hi`` (``__umulhi``),
+  ``int32_mul_wide_lop3`` (a 32 x 32 -> 64-bit multiply and a xor of its halves): warp
+  instructions per clock per SM. 8 independent chains per thread, 2048 threads per SM;
+  counted source operations / (SMs x event time x clock). (ptxas splits ``int32_add``'s adds
+  between IADD3 and IMAD.IADD, two pipes; a LOP3 or SHF has one, at half that rate.)
 - ``constant_replays_per_clk_per_sm``: ``__constant__`` reads with 32 distinct addresses per
   warp request; the 31 addresses beyond a request's first served per clock per SM (the
   constant cache serialises a request by its distinct addresses).
@@ -127,6 +131,16 @@ struct Fma64 { __device__ double operator()(double v, double, double a, double b
     return fma(v, a * 1e-9 + 1.0, b); } };
 struct Imad { __device__ int operator()(int v, int, int a, int b) const { return v * a + b; } };
 struct Iadd { __device__ int operator()(int v, int other, int, int) const { return v + other; } };
+struct Lop3 { __device__ int operator()(int v, int other, int a, int) const {
+    int r; asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(r) : "r"(v), "r"(other), "r"(a));
+    return r; } };  // a three-way xor: LOP3.LUT
+struct Shf { __device__ int operator()(int v, int other, int, int) const {
+    int r; asm("shf.l.wrap.b32 %0, %1, %2, 7;" : "=r"(r) : "r"(other), "r"(v)); return r; } };
+struct MulHi { __device__ int operator()(int v, int, int a, int b) const {
+    return (int)__umulhi((unsigned)v, (unsigned)a) + b; } };  // IMAD.HI.U32 (its add fused)
+struct MulWide { __device__ int operator()(int v, int, int a, int) const {
+    unsigned long long w = (unsigned long long)(unsigned)v * (unsigned)a;  // IMAD.WIDE.U32
+    return (int)(w >> 32) ^ (int)w; } };  // and a LOP3 for the two halves
 struct Rsqrt { __device__ float operator()(float v, float, float, float b) const {
     return rsqrtf(v + b); } };
 struct Shfl { __device__ int operator()(int v, int, int a, int) const {
@@ -147,6 +161,10 @@ __global__ void fp32_fma(float *out, int iters) { chains<float, Fma32>(out, iter
 __global__ void fp64_fma(double *out, int iters) { chains<double, Fma64>(out, iters); }
 __global__ void int32_imad(int *out, int iters) { chains<int, Imad>(out, iters); }
 __global__ void int32_add(int *out, int iters) { chains<int, Iadd>(out, iters); }
+__global__ void int32_lop3(int *out, int iters) { chains<int, Lop3>(out, iters); }
+__global__ void int32_shf(int *out, int iters) { chains<int, Shf>(out, iters); }
+__global__ void int32_mul_hi(int *out, int iters) { chains<int, MulHi>(out, iters); }
+__global__ void int32_mul_wide_lop3(int *out, int iters) { chains<int, MulWide>(out, iters); }
 __global__ void sfu(float *out, int iters) { chains<float, Rsqrt>(out, iters); }
 __global__ void shfl(int *out, int iters) { chains<int, Shfl>(out, iters); }
 
@@ -674,6 +692,11 @@ THROUGHPUT = {  # kernel -> (iterations on the GPU, what one step is)
     "fp64_fma": (1 << 13, "fma (double)"),
     "int32_imad": (1 << 15, "int multiply-add"),
     "int32_add": (1 << 15, "int add"),
+    "int32_lop3": (1 << 15, "lop3.b32 (three-way xor)"),
+    "int32_shf": (1 << 15, "shf.l.wrap.b32 (funnel shift)"),
+    "int32_mul_hi": (1 << 15, "__umulhi (IMAD.HI.U32)"),
+    "int32_mul_wide_lop3": (1 << 15, "a 32 x 32 -> 64-bit multiply and a xor of its halves "
+                                     "(IMAD.WIDE.U32 and LOP3: two instructions a step)"),
     "sfu": (1 << 13, "rsqrtf"),
     "shfl": (1 << 14, "__shfl_xor_sync"),
 }

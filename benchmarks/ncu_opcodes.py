@@ -1,8 +1,10 @@
-"""What the GPU executes of the seventh held-out batch's cuRAND kernels, per SASS opcode and
-per call of a slow path, by Nsight Compute's source page: the counts behind the emulator's
-expansions of IEEE double division (``cudakit.emu.counts``, session 31).
+"""What the GPU executes of the seventh and eighth held-out batches' kernels, per SASS opcode
+and per call of a slow path, by Nsight Compute's source page: the counts behind the
+emulator's expansions of IEEE double division and 64-bit integer division
+(``cudakit.emu.counts``, session 31).
 
     python -m benchmarks.ncu_opcodes --record OUT.json     # on the GPU (nvcc and ncu)
+    python -m benchmarks.ncu_opcodes --record OUT.json --eighth   # the eighth batch's
     python -m benchmarks.ncu_opcodes [FIXTURE]              # here: the stored counts
 
 ``--record`` builds ``fresh/monte_carlo_main.cu`` (one kernel of ``fresh/monte_carlo.cu``,
@@ -11,7 +13,9 @@ expansions of IEEE double division (``cudakit.emu.counts``, session 31).
 the warp instructions it executed. Summed per opcode (the mnemonic before its first dot),
 with the instructions executed inside each function called (``CALL.REL``: in ``pi_mrg``
 IEEE double division's slow path, ``__cuda_sm20_div_rn_f64_full``) and the calls made.
-The fixture ``fixtures/h200_monte_carlo_opcodes.json`` is that run on an H200 (2026-11-29).
+The fixture ``fixtures/h200_monte_carlo_opcodes.json`` is that run on an H200 (2026-11-29);
+``fixtures/h200_eighth_batch_opcodes.json`` the same for the eighth held-out batch's kernels
+(``peer_times.EIGHTH``, launched once each through PyCUDA: ``--eighth``).
 Written by hand: it sums Nsight Compute's per-instruction rows.
 """
 
@@ -28,6 +32,7 @@ from pathlib import Path
 
 FRESH = Path(__file__).resolve().parent / "fresh"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_monte_carlo_opcodes.json"
+EIGHTH_FIXTURE = FIXTURE.with_name("h200_eighth_batch_opcodes.json")
 KERNELS = ("pi_mrg", "pi_xorwow", "pi_philox")
 _OPCODE = re.compile(r"\s*(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
 _CALL = re.compile(r"CALL\.REL\S*\s+(0x[0-9a-f]+)")
@@ -67,24 +72,39 @@ def opcodes(text: str) -> dict:
             "called": called, "calls": calls}
 
 
-def record(out: Path) -> None:
-    """Build the harness and run Nsight Compute's source page on each of :data:`KERNELS`."""
+_NCU = ["ncu", "--section", "SourceCounters", "--page", "source", "--print-source", "sass",
+        "--csv", "-c", "1"]
+#: the eighth held-out batch's launches, each run once by ``peer_times.record`` for ncu
+_PEER = ("from benchmarks import peer_times as pt; pt.record('{tmp}/t.json', warmup=0, "
+         "repeat=1, batch=1, launches=[x for x in pt.EIGHTH if x.kernel == '{kernel}'])")
+EIGHTH = ("kepler", "normalize3", "term_frequency", "bucket_of")
+
+
+def record(out: Path, eighth: bool = False) -> None:
+    """Run Nsight Compute's source page on each of :data:`KERNELS` (built into the
+    harness), or with ``eighth`` on each kernel of :data:`EIGHTH` as ``peer_times`` launches
+    it (PyCUDA)."""
+    import sys
+
     from benchmarks.common import gpu_line
 
     with tempfile.TemporaryDirectory() as tmp:
-        exe = Path(tmp) / "monte_carlo"
-        subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-lineinfo", "-o", str(exe),
-                        str(FRESH / "monte_carlo_main.cu")], check=True)
+        if eighth:
+            commands = {k: [sys.executable, "-c", _PEER.format(tmp=tmp, kernel=k)]
+                        for k in EIGHTH}
+        else:
+            exe = Path(tmp) / "monte_carlo"
+            subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-lineinfo", "-o", str(exe),
+                            str(FRESH / "monte_carlo_main.cu")], check=True)
+            commands = {k: [str(exe), k] for k in KERNELS}
         kernels = {}
-        for name in KERNELS:
-            done = subprocess.run(["ncu", "--section", "SourceCounters", "--page", "source",
-                                   "--print-source", "sass", "--csv", "-k", name, "-c", "1",
-                                   str(exe), name], capture_output=True, text=True,
-                                  timeout=300, check=True)
+        for name, command in commands.items():
+            done = subprocess.run([*_NCU, "-k", name, *command], capture_output=True,
+                                  text=True, timeout=300, check=True)
             kernels[name] = opcodes(done.stdout)
             print(name, kernels[name]["total"], flush=True)
-    out.write_text(json.dumps({"header": {"device": gpu_line(), "how":
-                                          "python -m benchmarks.ncu_opcodes --record"},
+    how = "python -m benchmarks.ncu_opcodes --record" + (" --eighth" if eighth else "")
+    out.write_text(json.dumps({"header": {"device": gpu_line(), "how": how},
                                "kernels": kernels}, indent=1) + "\n")
 
 
@@ -104,9 +124,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("fixture", nargs="?", default=str(FIXTURE))
     parser.add_argument("--record", metavar="JSON", help="run Nsight Compute on this GPU")
+    parser.add_argument("--eighth", action="store_true",
+                        help="the eighth held-out batch (peer_times.EIGHTH) instead")
     args = parser.parse_args(argv)
     if args.record:
-        record(Path(args.record))
+        record(Path(args.record), eighth=args.eighth)
     else:
         print(table(Path(args.fixture)))
 
