@@ -150,12 +150,13 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     reading.join()
     loop_bytes, instructions = code_size(cubin, mangled) or (0, 0)
     fetch = fetch_cycles(loop_bytes, dev)
-    spread = spread_fetch(loop_sizes(function, instructions),
-                          loop_shares(function.kernel.dec, sample.counter), dev, 2 * resident,
-                          sample.total_blocks / (dev.sm_count * resident)) if instructions else 0.0
+    sizes = loop_sizes(function, instructions)  # the loops again, at the SASS's bytes
+    spread = spread_fetch(sizes, loop_shares(function.kernel.dec, sample.counter), dev,
+                          2 * resident, sample.total_blocks / (dev.sm_count * resident)) \
+        if instructions else 0.0
     if probe and instructions:
         fetch = max(fetch, paired_fetch(function, values, grid3, block3, int(shared), dev,
-                                        loop_sizes(function, instructions), probe,
+                                        sizes, probe,
                                         PAIRS_SECONDS))
     # L1 is shared by the blocks resident together: at most the occupancy limit, fewer when
     # the grid has fewer blocks per SM than that

@@ -20,7 +20,10 @@ and the other the edge loop (18 kB each): they took 316 k cycles where the other
 
 For a launch of no more blocks than SMs the model looks at the first 8 blocks and, with
 more blocks than TPCs, at the later pairs that hold a block of the grid's last column or row
-(:func:`pairs_to_probe`); launches of several waves are not probed. Which loop a block runs
+(:func:`pairs_to_probe`); launches of several waves are not probed. In those, the blocks
+of later waves start at whatever point the TPC's other blocks have reached, and warps spread
+over more code than the cache holds wait for their fetches beyond their dependencies
+(:func:`spread_fetch`, measured by ``benchmarks/fetch_probe.py --phases``). Which loop a block runs
 is found by emulating its start (:func:`main_loops`); a loop's bytes are its PTX
 instructions at the kernel's SASS bytes per PTX instruction (the PTX loops of
 ``sgemm_async`` are 2-3 % longer than its SASS ones, and come in another order).
