@@ -306,14 +306,14 @@ def expansion(opcode: str) -> tuple[str, str] | None:
     return key if key in _EXPANDED and (exact or key[1][:1] != "f") else None
 
 
-def slow_lanes(key: tuple[str, str], x, y) -> np.ndarray:
-    """Lanes whose operands ``x / y`` send an IEEE double division (``key``, of
+def slow_lanes(x, y) -> np.ndarray:
+    """Lanes whose operands ``x / y`` send an IEEE double division (the one expansion of
     :data:`SLOW_PATH`) to its slow path: the fast path's checks in the SASS read the high words
     as floats, so a numerator that is zero, below about 2^-967 or not finite, or a divisor
     whose reciprocal is near the denormals (|y| beyond 2^1021), zero, denormal or not finite,
     takes the call.
 
-    >>> slow_lanes(("div", "f64"), np.array([0.0, 3.0, 1e-300]), 7.0).tolist()
+    >>> slow_lanes(np.array([0.0, 3.0, 1e-300]), 7.0).tolist()
     [True, False, True]
     """
     ax, ay = np.abs(np.asarray(x, np.float64)), np.abs(np.asarray(y, np.float64))

@@ -515,7 +515,7 @@ def h_binary(ins, scope, program, base, mods, types, t, o):
             x, y = a(fr, L), b(fr, L)
             if fr.b.counter is not None:
                 lanes = fr.b.index(L)
-                fr.b.counter.slow_path(key, lanes[np.broadcast_to(slow_lanes(key, x, y),
+                fr.b.counter.slow_path(key, lanes[np.broadcast_to(slow_lanes(x, y),
                                                                   lanes.shape)])
             w(fr, L, np.asarray(f(x, y)).astype(dt))
         return divide
