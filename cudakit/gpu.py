@@ -252,6 +252,17 @@ class Context:
     def get_device():
         return device()
 
+    @staticmethod
+    def set_limit(which: int, value: int) -> None:
+        """``pycuda.driver.Context.set_limit`` (``limit.MALLOC_HEAP_SIZE``: the device heap)."""
+        context()
+        _driver().Context.set_limit(which, value)
+
+    @staticmethod
+    def get_limit(which: int) -> int:
+        context()
+        return _driver().Context.get_limit(which)
+
 
 def __getattr__(name: str):
     """Everything else is ``pycuda.driver`` (or ``pycuda.gpuarray``), with a live context."""

@@ -39,6 +39,8 @@ from .counts import (
 from .frontend import Function, Instr, type_size
 from .operands import PACKED, Scope, dtype_of
 from .vectorize import register_alignment, shared_alignment, vector_groups
+from .video import BASES as VIDEO
+from .video import h_video
 from .warp import atomic_op, match_sync, redux, shfl, vote
 
 TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64",
@@ -74,6 +76,7 @@ class Decoded:
     depot: int = 0  # bytes of local memory the function's frame needs
     pure_exit: set = field(default_factory=set)  # blocks that only return
     tracked: int = 0  # registers the memory-period scoreboard follows
+    arrives: bool = False  # any bar.arrive: barriers with a thread count are named barriers
 
 
 def split_opcode(opcode: str):
@@ -88,6 +91,7 @@ def split_opcode(opcode: str):
 def decode_function(fn: Function, program) -> Decoded:
     scope = Scope(fn, program)
     dec = Decoded(fn.name, fn, scope)
+    dec.arrives = any(ins.opcode.startswith(("bar.arrive", "barrier.arrive")) for ins in fn.body)
     if program is not None:
         dec.depot = program.depot_size(fn)
     leaders = {0} | set(fn.labels.values())
@@ -325,18 +329,24 @@ def _terminator(ins: Instr, scope: Scope, dec: Decoded):
         return ("ret",)
     if base == "trap":
         return ("trap",)
-    # bar.sync / barrier.sync / bar.red
+    # bar.sync / barrier.sync / bar.arrive / bar.red: ("bar", reduction, its destination, its
+    # predicate, line, barrier number, thread count or None, counted apart from the block's
+    # barrier, arrive only)
     if ins.guard:
         raise UnsupportedError("a predicated barrier")
+    o = ins.operands
+    red = dst = src = None
     if "red" in mods:
-        kind = [m for m in mods if m in ("popc", "and", "or")][0]
-        dst = scope.write(ins.operands[0], "u32" if kind == "popc" else "pred")
-        src = scope.read(ins.operands[-1], "pred")
-        return ("bar", kind, dst, src, ins.line)
-    if len(ins.operands) > 1:
-        count = scope.read(ins.operands[1], "u32")
-        return ("bar", "count", count, None, ins.line)
-    return ("bar", None, None, None, ins.line)
+        red = [m for m in mods if m in ("popc", "and", "or")][0]
+        dst = scope.write(o[0], "u32" if red == "popc" else "pred")
+        src = scope.read(o[-1], "pred")
+        o = o[1:-1]
+    number = scope.read(o[0], "u32") if o else None
+    count = scope.read(o[1], "u32") if len(o) > 1 else None
+    # a barrier some warps only arrive at is counted apart from the block's, even for the
+    # whole block (producers arrive, consumers wait: bar.arrive 1, 256 / bar.sync 1, 256)
+    named = "arrive" in mods or (count is not None and dec.arrives)
+    return ("bar", red, dst, src, ins.line, number, count, named, "arrive" in mods)
 
 
 def _wait(ins: Instr, scope: Scope, program):
@@ -1229,10 +1239,12 @@ HANDLERS = {
     "shf": h_bitfield, "testp": h_testp, "dp4a": h_dp4a, "dp2a": h_dp4a,
     "call": h_call, "cp": h_cp_async, "mbarrier": h_mbarrier, "wmma": h_wmma, "mma": h_mma,
     "ldmatrix": h_matrix_move, "stmatrix": h_matrix_move, "movmatrix": h_matrix_move,
+    **{k: h_video for k in VIDEO | {"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl",
+                                          "vshr", "vmad", "vset"}},
 }
 
 # Instructions that read and write only the executing lane's registers: when every live lane
 # of the batch is at them, they may run over all lanes (exited and padding lanes included,
 # whose registers nobody reads), which spares NumPy the gathers of a lane subset.
 PURE = {h_mov, h_binary, h_unary, h_setp, h_selp, h_cvt, h_cvta, h_isspacep, h_bitfield,
-        h_testp, h_dp4a}
+        h_testp, h_dp4a, h_video}

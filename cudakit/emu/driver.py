@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import LaunchError, UnsupportedError
 from ..i18n.messages import _
+from .device_heap import DEVICE_HEAP
 from .launch import DEVICE, Kernel, launch
 from .memory import HEAP
 from .module import Program
@@ -243,10 +244,46 @@ class Event:
         return "<emulated Event (CPU emulator time, not GPU time)>"
 
 
+class limit:  # noqa: N801 -- named as pycuda.driver.limit
+    """The context limits :meth:`Context.set_limit` takes, as ``pycuda.driver.limit``."""
+
+    STACK_SIZE = 0
+    PRINTF_FIFO_SIZE = 1
+    MALLOC_HEAP_SIZE = 2
+
+
 class Context:
+    _limits = {limit.STACK_SIZE: 1024, limit.PRINTF_FIFO_SIZE: 1 << 20}
+
     @staticmethod
     def synchronize() -> None:
         pass
+
+    @staticmethod
+    def set_limit(which: int, value: int) -> None:
+        """Set a context limit; ``limit.MALLOC_HEAP_SIZE`` bounds device code's ``malloc``.
+
+        >>> Context.set_limit(limit.MALLOC_HEAP_SIZE, 64 << 20)
+        >>> Context.get_limit(limit.MALLOC_HEAP_SIZE) >> 20
+        64
+        >>> Context.set_limit(limit.MALLOC_HEAP_SIZE, 8 << 20)
+        """
+        if int(value) < 0 or which not in (*Context._limits, limit.MALLOC_HEAP_SIZE):
+            raise LaunchError(f"Context.set_limit({which!r}, {value!r}): not a limit and a "
+                              "size in bytes")
+        if which == limit.MALLOC_HEAP_SIZE:
+            DEVICE_HEAP.limit = int(value)
+        else:
+            Context._limits[which] = int(value)
+
+    @staticmethod
+    def get_limit(which: int) -> int:
+        """A context limit (``limit.MALLOC_HEAP_SIZE``: the device heap's bytes)."""
+        if which == limit.MALLOC_HEAP_SIZE:
+            return DEVICE_HEAP.limit
+        if which not in Context._limits:
+            raise LaunchError(f"Context.get_limit({which!r}): not a limit")
+        return Context._limits[which]
 
 
 def init(flags=0) -> None:

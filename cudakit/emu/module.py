@@ -21,6 +21,7 @@ from ..i18n.messages import _
 from ..signature import demangle, params_from_mangled, split_demangled
 from .batch import SharedSymbol, Site
 from .decode import Decoded, decode_function
+from .device_heap import DEVICE_HEAP
 from .frontend import parse_ptx
 from .memory import HEAP, HEAP_BASE, LOCAL_BASE
 from .scheduler import MAX_DEPTH, Frame, run
@@ -289,8 +290,23 @@ class Program:
             raise UnsupportedError(_("dynamic parallelism (launching kernels from the device) "
                                      "is not supported by the emulator"))
         if name in ("malloc", "free"):
-            raise UnsupportedError(_("device-side malloc/free"))
+            return self._heap_call(name, ins, args, rets)
         return lambda fr, L: self._invoke(fr, L, name, rets, args, ins)
+
+    def _heap_call(self, name: str, ins, args, rets):
+        """``malloc(size)`` / ``free(pointer)`` of the device heap, per lane."""
+        def heap_call(fr, L):
+            lanes = fr.b.index(L)
+            arg = np.ascontiguousarray(fr.param_buffer(args[0])[lanes, :8]).view(np.uint64)[:, 0]
+            if name == "free":
+                DEVICE_HEAP.free(arg, _("at line {line} of kernel '{kernel}'").format(
+                    line=ins.line, kernel=fr.kernel_name))
+                return
+            label = _("a block malloc() gave at line {line} of kernel '{kernel}'").format(
+                line=ins.line, kernel=fr.kernel_name)
+            got = DEVICE_HEAP.malloc(arg, label)
+            fr.param_buffer(rets[0])[lanes, :8] = got.view(np.uint8).reshape(-1, 8)
+        return heap_call
 
     def _invoke(self, fr, L, name, rets, args, ins) -> None:
         """Run device function ``name`` for lanes ``L`` of frame ``fr``."""

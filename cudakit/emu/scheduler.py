@@ -173,6 +173,8 @@ def run(fr: Frame, L, entry: bool) -> None:
                 live_total = int(live.sum())
                 continue
             _push(pending, heap, target, lanes)
+    if entry:
+        parked.named.check_done(fr)
 
 
 def _push(pending: dict, heap: list, target: int, lanes) -> None:
@@ -185,11 +187,13 @@ def _push(pending: dict, heap: list, target: int, lanes) -> None:
 
 
 class Parked:
-    """Warps waiting at a barrier for the rest of their block, which is elsewhere."""
+    """Warps waiting at a barrier for the rest of their block, which is elsewhere; and
+    those waiting at a barrier for part of it (:class:`Named`)."""
 
     def __init__(self, nb: int):
         self.lanes: list[tuple[int, np.ndarray]] = []  # (barrier's block, lanes)
         self.count = np.zeros(nb, np.int64)  # threads waiting, per block of the batch
+        self.named = Named()
 
     def park(self, b, pc: int, lanes: np.ndarray) -> None:
         self.lanes.append((pc, lanes))
@@ -230,34 +234,100 @@ class Parked:
         return out
 
 
+class Named:
+    """Barriers for part of a block (``bar.sync 1, 64``, ``bar.arrive 1, 64``): per block and
+    barrier number, the threads arrived so far and the lanes waiting. Each warp that arrives
+    counts as 32 threads, as on the GPU (PTX ISA, ``bar``); when the count is reached the
+    waiting lanes go on and the barrier starts over. For racecheck a named barrier orders
+    everything before it (the tracker does not keep which warps took part), so a race
+    across it between warps that did not take part is not reported."""
+
+    def __init__(self):
+        self.arrived: dict[tuple[int, int], int] = {}  # (block, number) -> threads
+        self.waiting: dict[tuple[int, int], list] = {}  # (block, number) -> [(pc, lanes)]
+        self.where: dict[tuple[int, int], tuple[int, int]] = {}  # -> (line, count)
+
+    def arrive(self, fr, pc: int, lanes: np.ndarray, ids: np.ndarray, counts: np.ndarray,
+               wait: bool, line: int) -> list:
+        """Lanes ``lanes`` reach barrier ``ids`` expecting ``counts`` threads: where they and
+        the lanes this completes go on."""
+        b = fr.b
+        if ((ids < 0) | (ids > 15)).any() or ((counts <= 0) | (counts % 32 != 0)).any():
+            lane = int(lanes[np.argmax((ids > 15) | (counts <= 0) | (counts % 32 != 0))])
+            raise BarrierError(_(
+                "bar.sync/bar.arrive at line {line} of kernel '{kernel}' in {who}: barrier "
+                "{number} with {count} threads (barriers are numbered 0 to 15, and the count "
+                "is a positive multiple of 32)").format(
+                    line=line, kernel=fr.kernel_name, who=b.who(lane),
+                    number=int(ids[lanes == lane][0]), count=int(counts[lanes == lane][0])))
+        going = []
+        keys = b.blk[lanes].astype(np.int64) * 16 + ids
+        for key in np.unique(keys):
+            mine = keys == key
+            sel, n = lanes[mine], int(counts[mine][0])
+            at = (int(key) // 16, int(key) % 16)
+            got = self.arrived.get(at, 0) + 32 * np.unique(b.warp_key[sel]).size
+            if wait:
+                self.waiting.setdefault(at, []).append((pc, sel))
+                self.where[at] = (line, n)
+            else:
+                going.append((pc + 1, sel))
+            if got >= n:
+                going += [(p + 1, w) for p, w in self.waiting.pop(at, [])]
+                got = 0
+                if b.race is not None:
+                    b.race.barrier()
+            self.arrived[at] = got
+        return going
+
+    def check_done(self, fr) -> None:
+        """The kernel's lanes have all finished or wait: an error if some wait at a named
+        barrier that will never be complete."""
+        for at, parts in self.waiting.items():
+            line, n = self.where[at]
+            lane = int(parts[0][1][0])
+            raise BarrierError(_(
+                "barrier {number} at line {line} of kernel '{kernel}' waits for {count} "
+                "threads, but only {arrived} of {who}'s block arrived before the rest finished "
+                "or waited elsewhere (on a GPU this hangs).").format(
+                    number=at[1], line=line, kernel=fr.kernel_name, count=n,
+                    arrived=self.arrived.get(at, 0), who=fr.b.who(lane)))
+
+
 def _barrier(fr, L, pc: int, term, live, pending, parked) -> list:
     """Where the lanes ``L`` arriving at the barrier ending block ``pc`` go on: past it, for
     blocks whose live threads are all there (or parked at another barrier); otherwise they
     park."""
     b = fr.b
-    kind, dst, src, line = term[1:]
+    kind, dst, src, line, number, count, named, arrive = term[1:]
     lanes = b.index(L)
     if live is None:
         raise UnsupportedError(_("__syncthreads() inside a function that is not inlined "
                                  "(line {line} of kernel '{kernel}')").format(
             line=line, kernel=fr.kernel_name))
+    n = np.broadcast_to(np.asarray(count(fr, L) if count is not None else b.pad), lanes.shape)
+    named = named or bool(((n != b.tpb) & (n != b.pad)).any())
+    if named:
+        if kind is not None:
+            raise UnsupportedError(_("a barrier reduction (bar.red) for part of a block (line "
+                                     "{line} of kernel '{kernel}')").format(
+                line=line, kernel=fr.kernel_name))
+        split = _split_warp(b, lanes, pending, parked)
+        if split is not None:
+            raise _divergent(fr, line, int(lanes[0]), split)
+        ids = np.broadcast_to(np.asarray(number(fr, L)), lanes.shape)
+        return parked.named.arrive(fr, pc, lanes, ids, n, not arrive, line)
     here = np.bincount(b.blk[lanes], minlength=b.nb)
     short = (here > 0) & (here + parked.count < live)
     if short.any() or parked.lanes:
         split = _split_warp(b, lanes, pending, parked)
         apart = (here > 0) & (here < live)  # a reduction needs its block in one place
-        if split is not None or (kind not in (None, "count") and apart.any()):
+        if split is not None or (kind is not None and apart.any()):
             cta = int(b.blk[split]) if split is not None else int(np.argmax(apart))
             first = int(lanes[np.argmax(b.blk[lanes] == cta)])
             missing = split if split is not None else _waiting_elsewhere(b, cta, pending)
             raise _divergent(fr, line, first, missing)
-    if kind == "count":
-        n = np.asarray(dst(fr, L))
-        if (n != b.tpb).any() and (n != b.pad).any():
-            raise UnsupportedError(_("a named barrier for part of a block (line {line} of "
-                                     "kernel '{kernel}')").format(line=line,
-                                                                 kernel=fr.kernel_name))
-    elif kind is not None:
+    if kind is not None:
         p = np.broadcast_to(np.asarray(src(fr, L), bool), lanes.shape)
         per = np.bincount(b.blk[lanes], weights=p, minlength=b.nb).astype(np.int64)
         mine = per[b.blk[lanes]]

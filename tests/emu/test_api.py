@@ -161,7 +161,7 @@ def test_doctests_of_the_emulator_modules():
     import importlib
 
     for name in ("frontend", "decode", "numeric", "warp", "batch", "memory", "racecheck",
-                 "driver", "gpuarray", "module", "trace"):
+                 "driver", "gpuarray", "module", "trace", "video", "device_heap"):
         mod = importlib.import_module(f"cudakit.emu.{name}")
         assert doctest.testmod(mod).failed == 0, name
     assert doctest.testmod(emu).failed == 0

@@ -1,0 +1,160 @@
+"""Barriers for part of a block (``bar.sync id, n`` / ``bar.arrive``), ``malloc`` and
+``free`` in kernels, and SIMD video instructions, on the emulator against NumPy and
+against the GPU's outputs (``fixtures/h200_video.npz``, made by ``record_video.py``);
+the kernels marked ``gpu`` run the same checks on a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cudakit import emu
+from cudakit.emu.device_heap import DEVICE_HEAP
+from cudakit.errors import BarrierError, KernelFaultError, MemcheckError, RaceError
+
+from .device_code import SOURCE, VIDEO, run_video
+from .suite import pycuda_engine
+
+FIXTURE = Path(__file__).parent / "fixtures" / "h200_video.npz"
+
+
+def _producer_consumer(engine, rng):
+    blocks, rounds = 3, 5
+    x = rng.random(blocks * rounds * 64, dtype=np.float32)
+    out = np.zeros(blocks * 64, np.float32)
+    engine.SourceModule(SOURCE, no_extern_c=True).get_function("producer_consumer")(
+        engine.In(x), engine.Out(out), np.int32(rounds), block=(128, 1, 1), grid=(blocks, 1))
+    tiles = x.reshape(blocks, rounds, 64)[:, :, ::-1].astype(np.float64)
+    want = (tiles * np.arange(1, rounds + 1)[None, :, None]).sum(axis=1).reshape(-1)
+    return out, want
+
+
+def _halves(engine, rng):
+    x = rng.integers(0, 1000, 4 * 256, dtype=np.int32)
+    out = np.zeros_like(x)
+    engine.SourceModule(SOURCE, no_extern_c=True).get_function("halves")(
+        engine.In(x), engine.Out(out), block=(256, 1, 1), grid=(4, 1))
+    return out, x.reshape(-1, 128)[:, ::-1].reshape(-1)
+
+
+def _heap_lists(engine, rng):
+    n = rng.integers(1, 40, 256).astype(np.int32)
+    out = np.zeros(256, np.int64)
+    engine.SourceModule(SOURCE, no_extern_c=True).get_function("heap_lists")(
+        engine.In(n), engine.Out(out), block=(64, 1, 1), grid=(4, 1))
+    i = np.arange(256, dtype=np.int64)
+    return out, (i + 1) * n * (n - 1) // 2
+
+
+def _heap_across_launches(engine, rng):
+    mod = engine.SourceModule(SOURCE, no_extern_c=True)
+    blocks, n = 5, 300
+    kept = engine.mem_alloc(8 * blocks)
+    out = np.zeros(blocks, np.float32)
+    mod.get_function("heap_keep")(kept, np.int32(n), block=(64, 1, 1), grid=(blocks, 1))
+    mod.get_function("heap_use")(kept, np.int32(n), engine.Out(out), block=(64, 1, 1),
+                                 grid=(blocks, 1))
+    k = np.arange(n)
+    return out, np.array([(b + 0.5 * k).sum() for b in range(blocks)], np.float32)
+
+
+CASES = [_producer_consumer, _halves, _heap_lists, _heap_across_launches]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[1:])
+def test_part_barriers_and_the_heap_match_numpy(case, rng):
+    used = DEVICE_HEAP.used
+    got, want = case(emu, rng)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert DEVICE_HEAP.used == used  # every block was freed
+
+
+def test_a_barrier_that_is_never_complete_names_its_line_and_count():
+    fn = emu.SourceModule(SOURCE, no_extern_c=True).get_function("short_barrier")
+    out = emu.mem_alloc(4 * 128)
+    with pytest.raises(BarrierError, match=r"barrier 3 at line \d+ .* waits for 96 threads, "
+                                           r"but only 64"):
+        fn(out, np.int32(96), block=(128, 1, 1), grid=(1, 1))
+    fn(out, np.int32(64), block=(128, 1, 1), grid=(1, 1))  # 64 of them arrive: it completes
+    with pytest.raises(BarrierError, match="positive multiple of 32"):
+        fn(out, np.int32(48), block=(128, 1, 1), grid=(1, 1))
+
+
+def test_racecheck_sees_a_read_before_the_named_barrier():
+    fn = emu.SourceModule(SOURCE, no_extern_c=True).get_function("unsynchronised")
+    x = np.ones(64, np.float32)
+    with pytest.raises(RaceError):
+        fn(emu.In(x), emu.Out(np.zeros(64, np.float32)), block=(128, 1, 1), grid=(1, 1))
+
+
+def test_malloc_beyond_the_heap_limit_gives_null_until_the_limit_is_raised():
+    n = np.full(64, 40_000, np.int32)  # 64 lists of 320 kB: 20 MB, over the default 8 MiB
+    out = np.zeros(64, np.int64)
+    fn = emu.SourceModule(SOURCE, no_extern_c=True).get_function("heap_lists")
+    fits = (DEVICE_HEAP.limit - DEVICE_HEAP.used) // (40_000 * 8)  # a failed test may leak
+    fn(emu.In(n), emu.Out(out), block=(64, 1, 1), grid=(1, 1))
+    assert (out[:fits] >= 0).all() and (out[fits:] == -1).all()
+    emu.Context.set_limit(emu.limit.MALLOC_HEAP_SIZE, 32 << 20)
+    try:
+        fn(emu.In(n), emu.Out(out), block=(64, 1, 1), grid=(1, 1))
+    finally:
+        emu.Context.set_limit(emu.limit.MALLOC_HEAP_SIZE, 8 << 20)
+    assert (out == (np.arange(64) + 1) * 40_000 * 39_999 // 2).all()
+
+
+def test_heap_misuse_is_reported_with_the_line():
+    mod = emu.SourceModule(SOURCE, no_extern_c=True)
+    with pytest.raises(MemcheckError, match="a block malloc.. gave at line"):
+        mod.get_function("heap_overflow")(np.int32(10), block=(32, 1, 1), grid=(1, 1))
+    with pytest.raises(KernelFaultError, match=r"free\(0x[0-9a-f]+\) at line \d+ of kernel "
+                                               r"'heap_twice': no block malloc"):
+        mod.get_function("heap_twice")(block=(1, 1, 1), grid=(1, 1))
+
+
+def _simd_intrinsics(engine, rng):
+    a = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    out = np.zeros(4 * 256, np.uint32)
+    engine.SourceModule(SOURCE, no_extern_c=True).get_function("simd_intrinsics")(
+        engine.In(a), engine.In(b), engine.Out(out), block=(128, 1, 1), grid=(2, 1))
+    def parts(x, dtype, n):
+        return x.view(dtype).reshape(-1, n).astype(int)
+
+    ua, ub = parts(a, np.uint8, 4), parts(b, np.uint8, 4)
+    sa, sb = parts(a, np.int8, 4), parts(b, np.int8, 4)
+    ha, hb = parts(a, np.uint16, 2), parts(b, np.uint16, 2)
+    bytes_diff = np.abs(ua - ub)
+    want = np.stack([(bytes_diff << [0, 8, 16, 24]).sum(axis=1), bytes_diff.sum(axis=1),
+                     np.abs(sa - sb).sum(axis=1), np.abs(ha - hb).sum(axis=1)],
+                    axis=1).reshape(-1).astype(np.uint32)
+    return out, want
+
+
+def test_simd_intrinsics_match_numpy(rng):
+    got, want = _simd_intrinsics(emu, rng)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_video_instructions_match_the_gpu():
+    recorded = np.load(FIXTURE)
+    assert list(recorded["forms"]) == VIDEO
+    mine = run_video(emu, recorded["a"], recorded["b"], recorded["c"])
+    for form, m, g in zip(VIDEO, mine, recorded["out"], strict=True):
+        np.testing.assert_array_equal(m, g, err_msg=form)
+
+
+def _gpu():
+    import pycuda.driver as drv
+
+    gpu = pycuda_engine()
+    gpu.In, gpu.Out, gpu.mem_alloc = drv.In, drv.Out, drv.mem_alloc
+    return gpu
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [*CASES, _simd_intrinsics], ids=lambda c: c.__name__[1:])
+def test_the_same_kernels_on_the_gpu(case, rng):
+    got, want = case(_gpu(), rng)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
