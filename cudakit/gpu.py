@@ -141,9 +141,10 @@ class Launcher:
     Arguments with host copies (``cuda.In/Out/InOut``) take PyCUDA's general path.
     """
 
-    def __init__(self, function, info):
+    def __init__(self, function, info, cubin: bytes | None = None):
         self.function = function
         self.info = info
+        self.cubin = cubin  # for cooperative launches, which PyCUDA does not make
         self.pointers = [param.ctype.is_pointer for param in info.params]
         self.dynamic_limit = 48 * 1024
         self.prepared = self._prepare()
@@ -161,13 +162,17 @@ class Launcher:
         self.function.prepare("".join(codes))
         return True
 
-    def __call__(self, *values, grid, block, shared: int = 0, stream=None, **extra):
+    def __call__(self, *values, grid, block, shared: int = 0, stream=None,
+                 cooperative: bool = False, **extra):
         if extra:
             raise LaunchError(f"unknown launch keywords for the GPU: {', '.join(extra)}")
         if _state["fault"] is not None:
             raise KernelFaultError(_state["fault"])
         drv = _driver()
         self._allow_dynamic_shared(shared)
+        if cooperative:
+            self._cooperative(values, grid, block, shared, stream, drv)
+            return
         packed = self._packed(values, drv.ArgumentHandler) if self.prepared else None
         try:
             if packed is not None:
@@ -176,6 +181,32 @@ class Launcher:
                 self.function(*values, grid=grid, block=block, shared=shared, stream=stream)
         except drv.Error as exc:
             raise (translate(exc, self.info.name) or exc) from None
+
+    def _cooperative(self, values, grid, block, shared, stream, drv) -> None:
+        """``cudaLaunchCooperativeKernel`` (:mod:`cudakit.cooperative`), with the host
+        copies of ``cuda.In/Out/InOut`` arguments made before and after it."""
+        from . import cooperative
+
+        if self.cubin is None:
+            raise LaunchError("a cooperative launch needs the kernel's cubin: build it with "
+                              "cudakit's SourceModule or %%cuda")
+        handlers = [v for v in values if isinstance(v, drv.ArgumentHandler)]
+        for h in handlers:
+            h.pre_call(stream)
+        args = []
+        for param, value in zip(self.info.params, values, strict=True):
+            if isinstance(value, drv.ArgumentHandler):
+                value = int(value.get_device_alloc())
+            if param.ctype.is_pointer:
+                args.append(np.uint64(device_address(value)))
+            else:
+                args.append(value)
+        cooperative.launch(self.cubin, self.info.mangled, args, grid, block, shared, stream)
+        if handlers:
+            drv.Context.synchronize()
+            for h in handlers:
+                if hasattr(h, "post_call"):
+                    h.post_call(stream)
 
     def _packed(self, values, handler) -> list | None:
         """The values as the prepared call takes them; None if one has a host copy (cuda.In)."""
@@ -227,7 +258,7 @@ class SourceModule:
         from .kernel import Kernel, find_kernel
 
         info = find_kernel(self.compiled.kernels, name)
-        launcher = Launcher(self.module.get_function(info.mangled), info)
+        launcher = Launcher(self.module.get_function(info.mangled), info, self.compiled.cubin)
         return Kernel(info, launcher, "gpu", self.source, self.options)
 
     def get_global(self, name: str):

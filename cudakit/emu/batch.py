@@ -77,6 +77,7 @@ class Batch:
         # called with the running frame when the deadline passes: True if it moved the
         # deadline on (cudakit.predict skips the rest of a long loop), else the kernel stops
         self.on_timeout = on_timeout
+        self.grid_workspace = 0  # the grid barrier's address in a cooperative launch
         self.sites = sites or []
         self.shared_symbols = list(shared_symbols)
         self.dyn_offset = dyn_offset

@@ -341,7 +341,7 @@ class Function:
 
     def __call__(self, *args, grid=(1, 1), block=None, shared=0, stream=None,
                  time_kernel=False, texrefs=(), racecheck=True, timeout=None, trace=None,
-                 counter=None, blocks=None, on_timeout=None, clock=None):
+                 counter=None, blocks=None, on_timeout=None, clock=None, cooperative=False):
         if block is None:
             raise LaunchError(f"launch of '{self.name}' needs block=(x, y, z)")
         if texrefs:
@@ -352,7 +352,7 @@ class Function:
         start = time.perf_counter()
         try:
             launch(self.kernel, real, grid, block, shared, racecheck, timeout, trace, counter,
-                   blocks, on_timeout, clock)
+                   blocks, on_timeout, clock, cooperative)
         finally:
             for h in handlers:
                 if h.dev is not None:

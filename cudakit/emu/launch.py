@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from .. import arch
+from .. import arch, occupancy
 from ..errors import ArgumentError, CudakitError, LaunchError, UnsupportedError
 from ..i18n.messages import _
 from .batch import ALL, RESERVED, Batch
@@ -23,6 +23,7 @@ from .scheduler import Frame, run
 LANES = 1 << 16
 SHARED_PER_BATCH = 8 << 20
 DEVICE = arch.get("sm_90")
+H100_SMS = 132  # the emulated device's SMs (an H100 SXM), for cooperative launches
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -135,8 +136,12 @@ def _address(a):
 
 def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool = True,
            timeout: float | None = None, trace=None, counter=None, blocks=None,
-           on_timeout=None, clock=None) -> None:
+           on_timeout=None, clock=None, cooperative: bool = False) -> None:
     """Run ``kernel`` over ``grid`` x ``block`` threads with ``shared`` dynamic bytes.
+
+    ``cooperative``: a cooperative launch (``cudaLaunchCooperativeKernel``), whose blocks
+    may wait for each other at ``grid.sync()``: the grid must fit on the device at once
+    (:func:`cooperative_limit`), and all its blocks run as one batch.
 
     ``blocks``: run only these runs of consecutive blocks, ``[(first, count), ...]`` in
     linear block order (``cudakit.predict`` samples a large grid so); default: all.
@@ -182,29 +187,61 @@ def launch(kernel: Kernel, args, grid, block, shared: int = 0, racecheck: bool =
                    for first in range(0, nblocks, per_batch)]
     else:
         batches = _sampled_batches(_runs(blocks, nblocks), per_batch)
+    workspace = 0
+    if cooperative:
+        fits = cooperative_limit(kernel, tpb, total)
+        if nblocks > fits or blocks is not None:
+            raise LaunchError(_(
+                "a cooperative launch of {blocks} blocks: at most {limit} blocks of kernel "
+                "'{kernel}' ({threads} threads, {shared} bytes of shared memory each) fit on "
+                "the device at once, and grid.sync() needs them all resident "
+                "(cudaErrorCooperativeLaunchTooLarge)").format(
+                    blocks=nblocks, limit=fits, kernel=kernel.name, threads=tpb, shared=total))
+        batches = [(0, nblocks)]  # every block resident: they run as one batch
+        workspace = HEAP.alloc(16, _("the grid barrier of a cooperative launch"))
     HEAP.launching()
-    with np.errstate(all="ignore"):
-        for first, count in batches:
-            b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace, deadline,
-                      counter, program.sites, kernel.shared_symbols, dyn_offset,
-                      RESERVED if kernel.reserved else 0, on_timeout, clock)
-            fr = Frame(b, kernel.dec, program, kernel.name)
-            fr.params.update(params)
-            lanes = ALL if b.dense else np.flatnonzero(b.valid)
-            try:
-                run(fr, lanes, entry=True)
-            except CudakitError:
-                raise
-            except RecursionError as exc:
-                raise UnsupportedError(_("kernel '{kernel}' nests too deeply to emulate "
-                                         "(near line {line})").format(kernel=kernel.name,
-                                                                     line=b.line)) from exc
-            except Exception as exc:  # a gap in the emulator, not the user's fault
-                raise UnsupportedError(_(
-                    "the emulator failed on line {line} of kernel '{kernel}' ({error}). Please "
-                    "report it; it runs on a GPU.").format(
-                        line=b.line, kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
-                ) from exc
+    try:
+        with np.errstate(all="ignore"):
+            for first, count in batches:
+                b = Batch(kernel.name, grid, block, first, count, total, racecheck, trace,
+                          deadline, counter, program.sites, kernel.shared_symbols, dyn_offset,
+                          RESERVED if kernel.reserved else 0, on_timeout, clock)
+                b.grid_workspace = workspace
+                fr = Frame(b, kernel.dec, program, kernel.name)
+                fr.params.update(params)
+                lanes = ALL if b.dense else np.flatnonzero(b.valid)
+                _run(fr, lanes, kernel)
+    finally:
+        if workspace:
+            HEAP.free(workspace)
+
+
+def _run(fr, lanes, kernel: Kernel) -> None:
+    """Run one batch; a Python error inside the emulator becomes an UnsupportedError."""
+    try:
+        run(fr, lanes, entry=True)
+    except CudakitError:
+        raise
+    except RecursionError as exc:
+        raise UnsupportedError(_("kernel '{kernel}' nests too deeply to emulate "
+                                 "(near line {line})").format(kernel=kernel.name,
+                                                             line=fr.b.line)) from exc
+    except Exception as exc:  # a gap in the emulator, not the user's fault
+        raise UnsupportedError(_(
+            "the emulator failed on line {line} of kernel '{kernel}' ({error}). Please "
+            "report it; it runs on a GPU.").format(
+                line=fr.b.line, kernel=kernel.name, error=f"{type(exc).__name__}: {exc}")
+        ) from exc
+
+
+def cooperative_limit(kernel: Kernel, threads: int, shared: int) -> int:
+    """The blocks of ``kernel`` that fit on the emulated H100 at once: its 132 SMs times the
+    blocks one SM holds (:func:`cudakit.occupancy.calculate` with ptxas's registers)."""
+    info = next(k for k in kernel.program.compiled.kernels.values()
+                if k.mangled == kernel.mangled)
+    extra = max(shared - info.shared_static, 0)
+    return occupancy.calculate(info, threads, dynamic_shared_memory=extra).active_blocks_per_sm \
+        * H100_SMS
 
 
 def _runs(blocks, nblocks: int) -> list[tuple[int, int]]:

@@ -124,10 +124,20 @@ def special(name: str):
             return lambda fr, L: np.uint32(fr.b.stride)
         extra = {"1": 8}.get(which, 0)
         return lambda fr, L: np.uint32(-(-fr.b.shared_bytes // 16) * 16 + extra)
+    if base in ("envreg1", "envreg2"):  # the grid barrier's address, high and low word
+        shift = np.uint64(32 if base == "envreg1" else 0)
+
+        def workspace(fr, L):
+            if not fr.b.grid_workspace:
+                raise UnsupportedError(_(
+                    "grid-wide synchronisation (cooperative_groups::this_grid() / grid.sync()) "
+                    "needs a cooperative launch: call the kernel with cooperative=True (line "
+                    "{line} of kernel '{kernel}')").format(line=fr.b.line,
+                                                          kernel=fr.kernel_name))
+            return np.uint32((np.uint64(fr.b.grid_workspace) >> shift) & np.uint64(0xFFFFFFFF))
+        return workspace
     if base.startswith("envreg"):
-        raise UnsupportedError(_("grid-wide synchronisation (cooperative_groups::this_grid() / "
-                                 "grid.sync()) needs a cooperative launch, which the emulator "
-                                 "does not offer"))
+        return lambda fr, L: np.uint32(0)
     raise UnsupportedError(_("the special register '{name}'").format(name=name))
 
 

@@ -7,6 +7,34 @@ from __future__ import annotations
 import numpy as np
 
 SOURCE = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// a cooperative launch: each block sums its stride of x, the grid waits, thread 0 of the
+// grid adds the blocks' sums; twice (the grid barrier is used again), the second time x2
+extern "C" __global__ void grid_sum(const float* x, float* partial, float* out, int n) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ float s[128];
+    for (int round = 1; round <= 2; ++round) {
+        float v = 0.0f;
+        for (int i = grid.thread_rank(); i < n; i += grid.size()) v += round * x[i];
+        s[threadIdx.x] = v;
+        __syncthreads();
+        for (int k = blockDim.x / 2; k > 0; k /= 2) {
+            if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) partial[blockIdx.x] = s[0];
+        grid.sync();
+        if (grid.thread_rank() == 0) {
+            float t = 0.0f;
+            for (int b = 0; b < gridDim.x; ++b) t += partial[b];
+            out[round - 1] = t;
+        }
+        grid.sync();
+    }
+}
+
 // warps 0-1 produce a tile, warps 2-3 consume it: named barriers 1 (full) and 2 (empty),
 // producers arrive and consumers wait, then the other way round (as CUTLASS's warp-
 // specialised kernels do)

@@ -12,7 +12,14 @@ import pytest
 
 from cudakit import emu
 from cudakit.emu.device_heap import DEVICE_HEAP
-from cudakit.errors import BarrierError, KernelFaultError, MemcheckError, RaceError
+from cudakit.errors import (
+    BarrierError,
+    KernelFaultError,
+    LaunchError,
+    MemcheckError,
+    RaceError,
+    UnsupportedError,
+)
 
 from .device_code import SOURCE, VIDEO, run_video
 from .suite import pycuda_engine
@@ -60,7 +67,17 @@ def _heap_across_launches(engine, rng):
     return out, np.array([(b + 0.5 * k).sum() for b in range(blocks)], np.float32)
 
 
-CASES = [_producer_consumer, _halves, _heap_lists, _heap_across_launches]
+def _grid_sum(engine, rng, kernel=None):
+    x = rng.random(50_000, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    blocks = 2 * 132  # two blocks of 128 threads on each SM of an H100 or H200
+    kernel = kernel or engine.SourceModule(SOURCE, no_extern_c=True).get_function("grid_sum")
+    kernel(engine.In(x), engine.mem_alloc(4 * blocks), engine.Out(out), np.int32(x.size),
+           block=(128, 1, 1), grid=(blocks, 1), cooperative=True)
+    return out, np.array([1, 2]) * x.sum(dtype=np.float64)
+
+
+CASES = [_producer_consumer, _halves, _heap_lists, _heap_across_launches, _grid_sum]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__[1:])
@@ -87,6 +104,19 @@ def test_racecheck_sees_a_read_before_the_named_barrier():
     x = np.ones(64, np.float32)
     with pytest.raises(RaceError):
         fn(emu.In(x), emu.Out(np.zeros(64, np.float32)), block=(128, 1, 1), grid=(1, 1))
+
+
+def test_grid_sync_needs_a_cooperative_launch_of_resident_blocks():
+    fn = emu.SourceModule(SOURCE, no_extern_c=True).get_function("grid_sum")
+    x, out = np.ones(1000, np.float32), np.zeros(2, np.float32)
+    partial = emu.mem_alloc(4 * 4000)
+    with pytest.raises(UnsupportedError, match=r"cooperative=True \(line \d+ of kernel "
+                                               r"'grid_sum'\)"):
+        fn(emu.In(x), partial, emu.Out(out), np.int32(1000), block=(128, 1, 1), grid=(8, 1))
+    # 128 threads and 512 bytes of shared memory: 16 blocks on each of 132 SMs at once
+    with pytest.raises(LaunchError, match="at most 2112 blocks"):
+        fn(emu.In(x), partial, emu.Out(out), np.int32(1000), block=(128, 1, 1),
+           grid=(2113, 1), cooperative=True)
 
 
 def test_malloc_beyond_the_heap_limit_gives_null_until_the_limit_is_raised():
@@ -154,7 +184,22 @@ def _gpu():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", [*CASES, _simd_intrinsics], ids=lambda c: c.__name__[1:])
+@pytest.mark.parametrize("case", [c for c in CASES if c is not _grid_sum] + [_simd_intrinsics],
+                         ids=lambda c: c.__name__[1:])
 def test_the_same_kernels_on_the_gpu(case, rng):
     got, want = case(_gpu(), rng)
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.gpu
+def test_a_cooperative_launch_on_the_gpu(rng):
+    from cudakit import gpu
+
+    kernel = gpu.SourceModule(SOURCE, no_extern_c=True).get_function("grid_sum")
+    got, want = _grid_sum(_gpu(), rng, kernel)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    engine = _gpu()
+    with pytest.raises(LaunchError, match="COOPERATIVE_LAUNCH_TOO_LARGE"):
+        kernel(engine.In(np.zeros(1, np.float32)), engine.mem_alloc(4 << 20),
+               engine.Out(np.zeros(2, np.float32)), np.int32(1), block=(1024, 1, 1),
+               grid=(100_000, 1), cooperative=True)
