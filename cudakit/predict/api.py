@@ -26,7 +26,7 @@ import numpy as np
 from .. import arch
 from .. import occupancy as occ
 from ..analysis.analyze import Pointer, _dims, device_args, source_of
-from ..errors import ArgumentError, LaunchError
+from ..errors import ArgumentError, LaunchError, UnsupportedError
 from ..kernel import find_kernel
 from .device import load
 from .fetch import (
@@ -127,6 +127,11 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     cubin, mangled = module.program.compiled.cubin, function.kernel.mangled
     reading = threading.Thread(target=shared_waits, args=(cubin, mangled), daemon=True)
     reading.start()  # nvdisasm reads the SASS while the sample runs (it is cached)
+    if any("%envreg" in str(ins.operands) for ins in function.kernel.dec.fn.body):
+        raise UnsupportedError(
+            f"kernel '{function.kernel.name}' synchronises the whole grid (grid.sync()): its "
+            "blocks wait for each other, which a sample of blocks cannot show, so "
+            "cudakit.predict does not model it; time it on a GPU")
     body = len(function.kernel.dec.fn.body)  # PTX instructions
     sizes = loop_sizes(function, body)  # PTX sizes until the SASS
     probe = pairs_to_probe(sizes, dev, grid3)  # blocks whose loops tell the TPCs' fetch

@@ -119,6 +119,16 @@ def test_grid_sync_needs_a_cooperative_launch_of_resident_blocks():
            grid=(2113, 1), cooperative=True)
 
 
+def test_predict_says_it_does_not_model_grid_sync():
+    import cudakit
+
+    x = np.ones(1000, np.float32)
+    with pytest.raises(UnsupportedError, match=r"grid_sum' synchronises the whole grid"):
+        cudakit.predict(SOURCE, "grid_sum", grid=(8, 1, 1), block=(128, 1, 1),
+                        args=(x, np.zeros(8, np.float32), np.zeros(2, np.float32),
+                              np.int32(1000)))
+
+
 def test_malloc_beyond_the_heap_limit_gives_null_until_the_limit_is_raised():
     n = np.full(64, 40_000, np.int32)  # 64 lists of 320 kB: 20 MB, over the default 8 MiB
     out = np.zeros(64, np.int64)
