@@ -288,8 +288,8 @@ class Named:
             lane = int(parts[0][1][0])
             raise BarrierError(_(
                 "barrier {number} at line {line} of kernel '{kernel}' waits for {count} "
-                "threads, but only {arrived} of {who}'s block arrived before the rest finished "
-                "or waited elsewhere (on a GPU this hangs).").format(
+                "threads, but only {arrived} arrived (the first: {who}); the rest of the block "
+                "finished or waits at another barrier (on a GPU this hangs).").format(
                     number=at[1], line=line, kernel=fr.kernel_name, count=n,
                     arrived=self.arrived.get(at, 0), who=fr.b.who(lane)))
 
@@ -306,7 +306,9 @@ def _barrier(fr, L, pc: int, term, live, pending, parked) -> list:
                                  "(line {line} of kernel '{kernel}')").format(
             line=line, kernel=fr.kernel_name))
     n = np.broadcast_to(np.asarray(count(fr, L) if count is not None else b.pad), lanes.shape)
-    named = named or bool(((n != b.tpb) & (n != b.pad)).any())
+    ids = np.broadcast_to(np.asarray(number(fr, L) if number is not None else 0), lanes.shape)
+    # barrier 0 for the whole block is __syncthreads(); any other is counted on its own
+    named = named or bool((((n != b.tpb) & (n != b.pad)) | (ids != 0)).any())
     if named:
         if kind is not None:
             raise UnsupportedError(_("a barrier reduction (bar.red) for part of a block (line "
@@ -315,7 +317,6 @@ def _barrier(fr, L, pc: int, term, live, pending, parked) -> list:
         split = _split_warp(b, lanes, pending, parked)
         if split is not None:
             raise _divergent(fr, line, int(lanes[0]), split)
-        ids = np.broadcast_to(np.asarray(number(fr, L)), lanes.shape)
         return parked.named.arrive(fr, pc, lanes, ids, n, not arrive, line)
     here = np.bincount(b.blk[lanes], minlength=b.nb)
     short = (here > 0) & (here + parked.count < live)

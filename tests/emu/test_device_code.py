@@ -92,11 +92,23 @@ def test_a_barrier_that_is_never_complete_names_its_line_and_count():
     fn = emu.SourceModule(SOURCE, no_extern_c=True).get_function("short_barrier")
     out = emu.mem_alloc(4 * 128)
     with pytest.raises(BarrierError, match=r"barrier 3 at line \d+ .* waits for 96 threads, "
-                                           r"but only 64"):
+                                           r"but only 64 arrived"):
         fn(out, np.int32(96), block=(128, 1, 1), grid=(1, 1))
     fn(out, np.int32(64), block=(128, 1, 1), grid=(1, 1))  # 64 of them arrive: it completes
     with pytest.raises(BarrierError, match="positive multiple of 32"):
         fn(out, np.int32(48), block=(128, 1, 1), grid=(1, 1))
+
+
+def test_a_named_barrier_is_not_the_blocks_barrier():
+    # warp 0 waits at barrier 1 for the whole block, warp 1 at __syncthreads(): a GPU hangs
+    src = r"""extern "C" __global__ void apart(int* out) {
+        if (threadIdx.x < 32) asm volatile("bar.sync 1, 64;");
+        else __syncthreads();
+        out[threadIdx.x] = 1;
+    }"""
+    fn = emu.SourceModule(src, no_extern_c=True).get_function("apart")
+    with pytest.raises(BarrierError, match=r"barrier 1 at line 2 .* only 32 arrived"):
+        fn(emu.mem_alloc(256), block=(64, 1, 1), grid=(1, 1))
 
 
 def test_racecheck_sees_a_read_before_the_named_barrier():
