@@ -517,6 +517,7 @@ SEVENTH = [
 #: the eighth batch (session 31): double-precision division and square root, 64-bit
 #: remainders (``fresh/double_math.cu``), predicted before the H200 timed them
 EIGHTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_eighth_batch.json"
+NINTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_ninth_batch.json"
 ORBITS, VECTORS, KEYS = 1 << 22, 1 << 24, 1 << 22
 DOCS, TERMS = 8192, 4096
 
@@ -674,16 +675,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eighth", action="store_true",
                         help="the eighth batch (session 31: double division and square root, "
                              "64-bit remainders, on an H200, fixtures/h200_eighth_batch.json)")
+    parser.add_argument("--ninth", action="store_true",
+                        help="the ninth batch (session 32: Rodinia's kernels at its own sizes, "
+                             "benchmarks/rodinia_batch.py, on an H200, fixtures/"
+                             "h200_ninth_batch.json)")
     parser.add_argument("--h200", action="store_true",
                         help="against the H200's times with a head start (fixtures/"
                              "h200_peer_times.json, session 30) instead of the H100's")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = EIGHTH if args.eighth else SEVENTH if args.seventh else SIXTH if args.sixth \
-        else FIFTH if args.fifth else FOURTH if args.fourth else THIRD if args.third \
-        else SECOND if args.second else LAUNCHES
-    fixture, device = (EIGHTH_FIXTURE, "H200") if args.eighth else \
+    if args.ninth:
+        from .rodinia_batch import NINTH
+    launches = NINTH if args.ninth else EIGHTH if args.eighth else SEVENTH if args.seventh \
+        else SIXTH if args.sixth else FIFTH if args.fifth else FOURTH if args.fourth \
+        else THIRD if args.third else SECOND if args.second else LAUNCHES
+    fixture, device = (NINTH_FIXTURE, "H200") if args.ninth else \
+        (EIGHTH_FIXTURE, "H200") if args.eighth else \
         (SEVENTH_FIXTURE, "H200") if args.seventh else \
         (SIXTH_FIXTURE, "H200") if args.sixth else \
         (H200_FIXTURE, "H200") if args.h200 else (FIXTURE, "H100")
