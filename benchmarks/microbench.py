@@ -79,6 +79,7 @@ Methods, in order:
   ``launch_shapes``: the same 2^21 warps in blocks of 32 to 1024 threads
   (``{"threads": [...], "us": [...]}``): whether the block rate depends on the block's size.
 - ``barrier_cycles``: 1024 threads, a loop of ``__syncthreads()``; cycles per barrier.
+- ``barrier_curve``: the same for blocks of 1, 2, 4 ... 32 warps.
 - ``copy_curves``: microseconds per synchronous copy against its size (256 B to 256 MiB, x4
   apart) for ``h2d_pinned``, ``d2h_pinned``, ``h2d_pageable``, ``d2h_pageable`` and ``d2d``
   (``{"bytes": [...], "us": [...]}`` each); ``h2d/d2h_pinned/pageable_gbs``: their 256 MiB
@@ -803,6 +804,24 @@ def barrier(b: Bench) -> None:
           f"1024 threads, {iters} __syncthreads() in a loop, one block per SM")
 
 
+def barrier_warps(b: Bench) -> None:
+    """``barrier_curve``: cycles per ``__syncthreads()`` in a loop of them, one block per SM,
+    for blocks of 1 to 32 warps (a barrier waits for its block's last warp, and all warps
+    take their turns at the schedulers between two)."""
+    iters = b.size(100_000, 4)
+    cyc = b.zeros(8 * b.sms)
+    warps, cycles = [], []
+    for w in (1, 2, 4, 8, 16, 32):
+        b.k["barriers"](cyc, iters, grid=(b.sms,), block=(32 * w,))
+        c = b.cuda.from_device(cyc, (b.sms,), np.int64)
+        warps.append(w)
+        cycles.append(float(f"{np.median(c) / iters:.6g}"))
+    b.results["barrier_curve"] = {"warps": warps, "cycles": cycles}
+    b.methods["barrier_curve"] = (f"blocks of 1-32 warps, {iters} __syncthreads() in a loop, "
+                                  "one block per SM; clock64 difference / barriers, median over "
+                                  "the SMs")
+
+
 #: the copies of ``copy_curves``: name -> (direction, host memory)
 CURVES = {"h2d_pinned": ("htod", "pinned"), "d2h_pinned": ("dtoh", "pinned"),
           "h2d_pageable": ("htod", "pageable"), "d2h_pageable": ("dtoh", "pageable"),
@@ -898,7 +917,7 @@ def copy_alignment(b: Bench) -> None:
 #: pageable copies measured right after it (64 KiB: 85 us against 25-27 us alone, H100)
 BENCHMARKS = [device_facts, clock, dram, dram_streams, l2, partial_stores, l1, l1_patterns, shared,
               latencies, dependent_latencies, throughputs, constant_cache, atomics, launches,
-              barrier, copies, copy_alignment, loaded_latency]
+              barrier, barrier_warps, copies, copy_alignment, loaded_latency]
 
 
 def header() -> dict:

@@ -41,14 +41,23 @@ def _steps(body, ind) -> list[tuple[int, object]] | None:
     """How the loop whose instructions are ``body`` steps register ``ind`` per iteration:
     the ``(sign, operand)`` terms of the chain of ``add``/``sub`` that leads from ``ind``
     back to its new value (NVVM unrolls ``i += stride`` 4 times as ``t = i + stride; ...;
-    i = t3 + stride``), or None when ``ind`` is not stepped so."""
-    steps = [(k, i) for k, i in enumerate(body) if i.opcode.split(".")[0] in ("add", "sub")]
+    i = t3 + stride``; a latch that compares the old ``i`` writes the new one with a ``mov``
+    after its ``setp``: ``t = i + 1; setp i < n; mov i, t``), or None when ``ind`` is not
+    stepped so."""
+    steps = [(k, i) for k, i in enumerate(body) if i.opcode.split(".")[0] in ("add", "sub")
+             or (i.opcode.startswith("mov") and isinstance(i.operands[1], str)
+                 and i.operands[1].startswith("%"))]
     terms, reg, before = [], ind, len(body)
     for _ in range(len(steps)):
         k, step = next(((k, i) for k, i in reversed(steps) if k < before
                         and i.operands[0] == reg), (None, None))
         if step is None:
             return None
+        if step.opcode.startswith("mov"):  # a copy: follow its source
+            if step.operands[1] == ind:
+                return terms or None
+            reg, before = step.operands[1], k
+            continue
         sub = step.opcode.startswith("sub")
         chained = [j for j in ((1,) if sub else (1, 2)) if step.operands[j] == ind] or \
             [j for j in ((1,) if sub else (1, 2)) if any(

@@ -212,6 +212,38 @@ def test_a_block_stopped_in_its_outer_loops_first_trip_counts_every_trip():
     assert 0.9 * ffmas <= sample.counter.classes["fp32"] * sample.scale <= 1.25 * ffmas
 
 
+def test_an_outer_loop_whose_latch_copies_its_counter_is_extrapolated():
+    # lavaMD's loop over a box's neighbours: the bound is read again every trip and NVVM's
+    # latch compares the old counter, then copies the new one in (t = k + 1; setp k < nn;
+    # mov k, t). Not seen as a loop, the block ended with the trip it was stopped in: lavaMD
+    # came out at -31 % on the H200, the sampled block's 27 boxes counted as 17
+    source = r"""
+    struct Box { int x, y, z, nn; };
+    extern "C" __global__ void neighbours(const Box* boxes, const float* x, float* out,
+                                          int n) {
+        __shared__ float tile[128];
+        float acc = 0.0f;
+        for (int k = 0; k < 1 + boxes[blockIdx.x].nn; ++k) {
+            __syncthreads();
+            tile[threadIdx.x] = x[(k * 128 + threadIdx.x) % n];
+            __syncthreads();
+            for (int j = 0; j < 128; ++j) acc += tile[j] * tile[threadIdx.x];
+        }
+        out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+    }"""
+    fn = emu.SourceModule(source, no_extern_c=True).get_function("neighbours")
+    assert "mov.u32" in fn.kernel.program.compiled.ptx.split("setp.lt.s32")[-1].split("bra")[0]
+    blocks, trips = 64, 2001
+    boxes = np.zeros((blocks, 4), np.int32)
+    boxes[:, 3] = trips - 1
+    sample = run_sample(fn, [emu.to_device(boxes), emu.to_device(np.ones(4096, np.float32)),
+                             emu.mem_alloc(blocks * 128 * 4), np.int32(4096)],
+                        (blocks, 1, 1), (128, 1, 1), 0, seconds=0.3)
+    assert 0 < sample.done < 0.5
+    fmas = blocks * 4 * trips * 128  # warp FMAs: 4 warps a block, 128 a trip
+    assert sample.counter.classes["fp32"] * sample.scale == pytest.approx(fmas, rel=0.05)
+
+
 def test_a_loop_whose_iterations_grow_is_extrapolated_along_its_trend(module):
     # one warp, 512 rows of a triangle: row i adds i + 1 terms, so the warp's trip j costs
     # 32 j + 32 adds, 4.2 million in all. Stopped some 30 trips in, the trips still to come
