@@ -142,18 +142,20 @@ def test_predict_says_it_does_not_model_grid_sync():
 
 
 def test_malloc_beyond_the_heap_limit_gives_null_until_the_limit_is_raised():
-    n = np.full(64, 40_000, np.int32)  # 64 lists of 320 kB: 20 MB, over the default 8 MiB
+    n = np.full(64, 4000, np.int32)  # 64 lists of 32 kB: 2 MB, over a heap of 1 MiB
     out = np.zeros(64, np.int64)
     fn = emu.SourceModule(SOURCE, no_extern_c=True).get_function("heap_lists")
-    fits = (DEVICE_HEAP.limit - DEVICE_HEAP.used) // (40_000 * 8)  # a failed test may leak
-    fn(emu.In(n), emu.Out(out), block=(64, 1, 1), grid=(1, 1))
-    assert (out[:fits] >= 0).all() and (out[fits:] == -1).all()
-    emu.Context.set_limit(emu.limit.MALLOC_HEAP_SIZE, 32 << 20)
+    assert emu.Context.get_limit(emu.limit.MALLOC_HEAP_SIZE) == 8 << 20  # CUDA's default
     try:
+        emu.Context.set_limit(emu.limit.MALLOC_HEAP_SIZE, DEVICE_HEAP.used + (1 << 20))
+        fn(emu.In(n), emu.Out(out), block=(64, 1, 1), grid=(1, 1))
+        fits = (1 << 20) // (4000 * 8)
+        assert (out[:fits] >= 0).all() and (out[fits:] == -1).all()
+        emu.Context.set_limit(emu.limit.MALLOC_HEAP_SIZE, DEVICE_HEAP.used + (4 << 20))
         fn(emu.In(n), emu.Out(out), block=(64, 1, 1), grid=(1, 1))
     finally:
         emu.Context.set_limit(emu.limit.MALLOC_HEAP_SIZE, 8 << 20)
-    assert (out == (np.arange(64) + 1) * 40_000 * 39_999 // 2).all()
+    assert (out == (np.arange(64) + 1) * 4000 * 3999 // 2).all()
 
 
 def test_heap_misuse_is_reported_with_the_line():
