@@ -325,7 +325,11 @@ class Program:
         finally:
             fr.b.local_sp = sp
         for r, p in zip(rets, callee.fn.returns, strict=False):
-            fr.param_buffer(r)[L] = cf.param_buffer(p.name)[L]
+            # the caller's return slot is as wide as its widest declaration of that name
+            # (each call block declares its own ``retval0``): copy the callee's bytes
+            dst, src = fr.param_buffer(r), cf.param_buffer(p.name)
+            width = min(dst.shape[1], src.shape[1])
+            dst[L, :width] = src[L, :width]
 
     def _string(self, address: int) -> str:
         start = address - HEAP_BASE

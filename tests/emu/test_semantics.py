@@ -413,3 +413,15 @@ def test_function_pointers_and_virtual_functions():
     i = np.arange(64)
     expected = np.where(i % 2 == 0, x + 3, x * 3) + np.where(i % 3 == 0, x * x, x)
     np.testing.assert_array_equal(out, expected)
+
+
+def test_calls_whose_return_slots_differ_in_size():
+    # cos(double) calls a function returning 16 bytes, pow(double) one returning 8: the
+    # caller declares a "retval0" in each call block, one as wide as the other's widest
+    # (Rodinia's particlefilter likelihood kernel failed on it)
+    src = r"""__global__ void k(double* x) {
+        int i = threadIdx.x; x[i] = cos(x[i] * 1e6) + pow(x[i], 2.5); }"""
+    x = np.array([0.5, 1.5, 2.0, 3.0])
+    want = np.cos(x * 1e6) + x ** 2.5
+    emu.SourceModule(src).get_function("k")(emu.InOut(x), block=(4, 1, 1), grid=(1, 1))
+    np.testing.assert_allclose(x, want, rtol=1e-13)

@@ -6,8 +6,9 @@ BSD-style licence, Copyright (c) 2008-2011 University of Virginia; the licence t
 ``kernels/LICENSE-rodinia``), with a header naming them. Host code is left out; nothing
 inside a range is edited.
 
-Left out: bfs (its kernels' notice allows educational use only) and huffman's histogram (an
-NVIDIA notice asking for a licence agreement).
+Left out: bfs (its kernels' notice allows educational use only), huffman's histogram (an
+NVIDIA notice asking for a licence agreement), its scan (an NVIDIA notice that grants no
+licence) and pabio_kernels_v2.cu ("All rights reserved", no licence).
 
 Run ``python -m tests.emu.rodinia.extract /path/to/gpu-rodinia`` (a git clone or bare
 mirror) to rebuild the files; ``test_rodinia.py`` checks each file's provenance header.
@@ -65,6 +66,44 @@ SPEC: dict[str, list[tuple[str, int, int]]] = {
                           ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 14, 14),
                           ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 99, 128),
                           ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 239, 313)],
+    # cfd: the flux kernel (neighbours, wing and far-field boundaries) and the RK time step.
+    "cfd_flux.cu": [("cuda/cfd/euler3d.cu", 16, 16), ("cuda/cfd/euler3d.cu", 24, 27),
+                    ("cuda/cfd/euler3d.cu", 92, 95), ("cuda/cfd/euler3d.cu", 167, 171),
+                    ("cuda/cfd/euler3d.cu", 186, 227), ("cuda/cfd/euler3d.cu", 260, 389),
+                    ("cuda/cfd/euler3d.cu", 397, 408)],
+    # particlefilter: the likelihood kernel with its device helpers (LCG, Box-Muller, rounding).
+    "particlefilter_likelihood.cu": [
+        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 4, 5),
+        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 84, 90),
+        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 112, 128),
+        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 163, 171),
+        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 220, 226),
+        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 333, 398)],
+    # dwt2d: the forward and reverse 5/3 and 9/7 wavelet kernels (C++ templates) with the
+    # headers they need, each with its BSD notice; only the #include lines are left out.
+    "dwt2d.cu": [("cuda/dwt2d/dwt_cuda/common.h", 1, 253),
+                 ("cuda/dwt2d/dwt_cuda/transform_buffer.h", 1, 338),
+                 ("cuda/dwt2d/dwt_cuda/io.h", 1, 37), ("cuda/dwt2d/dwt_cuda/io.h", 39, 472),
+                 ("cuda/dwt2d/dwt_cuda/fdwt53.cu", 1, 32),
+                 ("cuda/dwt2d/dwt_cuda/fdwt53.cu", 36, 395),
+                 ("cuda/dwt2d/dwt_cuda/fdwt97.cu", 1, 33),
+                 ("cuda/dwt2d/dwt_cuda/fdwt97.cu", 37, 368),
+                 ("cuda/dwt2d/dwt_cuda/rdwt53.cu", 1, 33),
+                 ("cuda/dwt2d/dwt_cuda/rdwt53.cu", 37, 360),
+                 ("cuda/dwt2d/dwt_cuda/rdwt97.cu", 1, 33),
+                 ("cuda/dwt2d/dwt_cuda/rdwt97.cu", 37, 363)],
+    # huffman: the encoder (one 32-bit word per thread, shared-memory atomics) and pack2, with
+    # their MIT notices and the parameters they read; only the #include lines are left out
+    # (pabio_kernels_v2.cu is not used, and its notice grants no licence).
+    "huffman_vlc.cu": [("cuda/huffman/parameters.h", 1, 27),
+                       ("cuda/huffman/vlc_kernel_sm64huff.cu", 1, 17),
+                       ("cuda/huffman/vlc_kernel_sm64huff.cu", 20, 164),
+                       ("cuda/huffman/pack_kernels.cu", 1, 16),
+                       ("cuda/huffman/pack_kernels.cu", 18, 54)],
+    # leukocyte: the MGVF kernel of tracking (find_ellipse's kernels read textures).
+    "leukocyte_track.cu": [("cuda/leukocyte/CUDA/misc_math.h", 6, 6),
+                           ("cuda/leukocyte/CUDA/track_ellipse_kernel.cu", 5, 8),
+                           ("cuda/leukocyte/CUDA/track_ellipse_kernel.cu", 23, 225)],
 }
 
 
