@@ -54,31 +54,24 @@ SPEC: dict[str, list[tuple[str, int, int]]] = {
                  ("cuda/b+tree/kernel/kernel_gpu_cuda_2.cu", 1, 70)],
     "streamcluster.cu": [("cuda/streamcluster/streamcluster_header.cu", 39, 44),
                          ("cuda/streamcluster/streamcluster_cuda.cu", 47, 89)],
-    # cfd: the constant-memory initialiser and the step-factor kernel with its device helpers.
-    "cfd.cu": [("cuda/cfd/euler3d.cu", 16, 16), ("cuda/cfd/euler3d.cu", 24, 25),
+    # cfd: the constant-memory initialiser, the step factor, the flux (neighbours, wing and
+    # far-field boundaries) and the Runge-Kutta time step, with their device helpers.
+    "cfd.cu": [("cuda/cfd/euler3d.cu", 16, 16), ("cuda/cfd/euler3d.cu", 24, 27),
                ("cuda/cfd/euler3d.cu", 92, 95), ("cuda/cfd/euler3d.cu", 167, 178),
-               ("cuda/cfd/euler3d.cu", 186, 248)],
+               ("cuda/cfd/euler3d.cu", 186, 248), ("cuda/cfd/euler3d.cu", 260, 389),
+               ("cuda/cfd/euler3d.cu", 397, 408)],
     # histogram1024_kernel.cu carries NVIDIA's notice, copied with it.
     "hybridsort_histogram.cu": [("cuda/hybridsort/histogram1024_kernel.cu", 1, 118)],
-    # hist.cu carries NVIDIA's notice, copied with it.
-    # particlefilter: the resampling kernels (sum, normalise + CDF, find index).
+    # particlefilter: the likelihood kernel with its device helpers (LCG, Box-Muller,
+    # rounding) and the resampling kernels (sum, normalise + CDF, find index).
     "particlefilter.cu": [("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 4, 5),
                           ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 14, 14),
+                          ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 84, 90),
                           ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 99, 128),
-                          ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 239, 313)],
-    # cfd: the flux kernel (neighbours, wing and far-field boundaries) and the RK time step.
-    "cfd_flux.cu": [("cuda/cfd/euler3d.cu", 16, 16), ("cuda/cfd/euler3d.cu", 24, 27),
-                    ("cuda/cfd/euler3d.cu", 92, 95), ("cuda/cfd/euler3d.cu", 167, 171),
-                    ("cuda/cfd/euler3d.cu", 186, 227), ("cuda/cfd/euler3d.cu", 260, 389),
-                    ("cuda/cfd/euler3d.cu", 397, 408)],
-    # particlefilter: the likelihood kernel with its device helpers (LCG, Box-Muller, rounding).
-    "particlefilter_likelihood.cu": [
-        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 4, 5),
-        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 84, 90),
-        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 112, 128),
-        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 163, 171),
-        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 220, 226),
-        ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 333, 398)],
+                          ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 163, 171),
+                          ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 220, 226),
+                          ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 239, 313),
+                          ("cuda/particlefilter/ex_particle_CUDA_float_seq.cu", 333, 398)],
     # dwt2d: the forward and reverse 5/3 and 9/7 wavelet kernels (C++ templates) with the
     # headers they need, each with its BSD notice; only the #include lines are left out.
     "dwt2d.cu": [("cuda/dwt2d/dwt_cuda/common.h", 1, 253),

@@ -678,7 +678,7 @@ def _cfd_contributions(rho, mom, e, p):
 
 def test_cfd_flux_and_time_step(rng):
     nelr, block, gamma = 192 * 2, 192, 1.4
-    mod = _module("cfd_flux.cu")
+    mod = _module("cfd.cu")
     ff_rho, ff_p = 1.4, 1.0  # the far field as the host sets it (no angle of attack)
     ff_speed = 1.2 * np.sqrt(gamma * ff_p / ff_rho)
     ff = np.array([ff_rho, ff_rho * ff_speed, 0.0, 0.0,
@@ -760,7 +760,7 @@ def test_particlefilter_likelihood(rng):
     zeros = np.zeros(n)
     d_x, d_y, d_like, d_w, d_part = (_dev(zeros) for _ in range(5))
     d_ind, d_seed = _dev(np.zeros(n * ones, np.int32)), _dev(seed)
-    _fn("particlefilter_likelihood.cu", "likelihood_kernel")(
+    _fn("particlefilter.cu", "likelihood_kernel")(
         d_x, d_y, _dev(xj), _dev(yj), _dev(zeros), d_ind, _dev(objxy), d_like, _dev(video),
         _dev(zeros), d_w, np.int32(n), np.int32(ones), np.int32(video.size), np.int32(k),
         np.int32(size), np.int32(frames), d_seed, d_part, block=(512, 1, 1), grid=(blocks, 1))

@@ -1,9 +1,16 @@
 // Device code copied unchanged from https://github.com/yuhc/gpu-rodinia at commit 9c10d3ea16dd:
-//   cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 4-5; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 14-14; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 99-128; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 239-313
+//   cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 4-5; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 14-14; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 84-90; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 99-128; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 163-171; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 220-226; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 239-313; cuda/particlefilter/ex_particle_CUDA_float_seq.cu lines 333-398
 // Rodinia, BSD-style licence, Copyright (c) 2008-2011 University of Virginia; see LICENSE-rodinia.
 #include <limits.h>
 #include <math.h>
 const int threads_per_block = 512;
+__device__ double calcLikelihoodSum(unsigned char * I, int * ind, int numOnes, int index) {
+    double likelihoodSum = 0.0;
+    int x;
+    for (x = 0; x < numOnes; x++)
+        likelihoodSum += (pow((double) (I[ind[index * numOnes + x]] - 100), 2) - pow((double) (I[ind[index * numOnes + x]] - 228), 2)) / 50.0;
+    return likelihoodSum;
+}
 __device__ void cdfCalc(double * CDF, double * weights, int Nparticles) {
     int x;
     CDF[0] = weights[0];
@@ -34,6 +41,22 @@ __device__ double d_randu(int * seed, int index) {
 * @param index The specific index of the seed to be advanced
 * @return a uniformly distributed number [0, 1)
 */
+__device__ double d_randn(int * seed, int index) {
+    //Box-Muller algortihm
+    double pi = 3.14159265358979323846;
+    double u = d_randu(seed, index);
+    double v = d_randu(seed, index);
+    double cosine = cos(2 * pi * v);
+    double rt = -2 * log(u);
+    return sqrt(rt) * cosine;
+}
+__device__ double dev_round_double(double value) {
+    int newValue = (int) (value);
+    if (value - newValue < .5f)
+        return newValue;
+    else
+        return newValue++;
+}
 __global__ void find_index_kernel(double * arrayX, double * arrayY, double * CDF, double * u, double * xj, double * yj, double * weights, int Nparticles) {
     int block_id = blockIdx.x;
     int i = blockDim.x * block_id + threadIdx.x;
@@ -108,4 +131,70 @@ __global__ void sum_kernel(double* partial_sums, int Nparticles) {
         }
         partial_sums[0] = sum;
     }
+}
+__global__ void likelihood_kernel(double * arrayX, double * arrayY, double * xj, double * yj, double * CDF, int * ind, int * objxy, double * likelihood, unsigned char * I, double * u, double * weights, int Nparticles, int countOnes, int max_size, int k, int IszY, int Nfr, int *seed, double* partial_sums) {
+    int block_id = blockIdx.x;
+    int i = blockDim.x * block_id + threadIdx.x;
+    int y;
+    
+    int indX, indY; 
+    __shared__ double buffer[512];
+    if (i < Nparticles) {
+        arrayX[i] = xj[i]; 
+        arrayY[i] = yj[i]; 
+
+        weights[i] = 1 / ((double) (Nparticles)); //Donnie - moved this line from end of find_index_kernel to prevent all weights from being reset before calculating position on final iteration.
+
+        arrayX[i] = arrayX[i] + 1.0 + 5.0 * d_randn(seed, i);
+        arrayY[i] = arrayY[i] - 2.0 + 2.0 * d_randn(seed, i);
+        
+    }
+
+    __syncthreads();
+
+    if (i < Nparticles) {
+        for (y = 0; y < countOnes; y++) {
+            //added dev_round_double() to be consistent with roundDouble
+            indX = dev_round_double(arrayX[i]) + objxy[y * 2 + 1];
+            indY = dev_round_double(arrayY[i]) + objxy[y * 2];
+            
+            ind[i * countOnes + y] = abs(indX * IszY * Nfr + indY * Nfr + k);
+            if (ind[i * countOnes + y] >= max_size)
+                ind[i * countOnes + y] = 0;
+        }
+        likelihood[i] = calcLikelihoodSum(I, ind, countOnes, i);
+        
+        likelihood[i] = likelihood[i] / countOnes;
+        
+        weights[i] = weights[i] * exp(likelihood[i]); //Donnie Newell - added the missing exponential function call
+        
+    }
+
+    buffer[threadIdx.x] = 0.0;
+
+    __syncthreads();
+
+    if (i < Nparticles) {
+
+        buffer[threadIdx.x] = weights[i];
+    }
+
+    __syncthreads();
+
+    //this doesn't account for the last block that isn't full
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            buffer[threadIdx.x] += buffer[threadIdx.x + s];
+        }
+        
+        __syncthreads();
+            
+    }
+    if (threadIdx.x == 0) {
+        partial_sums[blockIdx.x] = buffer[0];
+    }
+    
+    __syncthreads();
+
+    
 }
