@@ -11,7 +11,7 @@ the curve in between, with Nsight Compute's DRAM bytes per launch:
     python -m benchmarks.l2_reuse --parse raw.csv times.json --out fixture.json
     python -m benchmarks.l2_reuse --device-entry fixture.json L2_BYTES   # a device file's entry
 
-The H200's run (2026-11-29, one device call with ``softmax_rows``): ``fixtures/
+The H200's run (2026-11-29, one device call with the softmax rows of session 26): ``fixtures/
 h200_l2_reuse.json``, its ncu output ``fixtures/h200_l2_reuse.ncu.csv.gz``; the entry is
 ``l2_relaunch`` in ``cudakit/predict/devices/h200.json``.
 

@@ -1,5 +1,5 @@
 """What makes a launch slower than the bytes it moves: lab 11's 2-D copy and
-``transpose_padded`` and llm.c's block-per-row softmax, each timed on the H100 at shapes
+``transpose_padded`` and a block-per-row kernel's passes, each timed on the H100 at shapes
 that differ only in the row length's alignment, in the number of rows, in the order the
 blocks take their tiles, or in one part of the kernel (``probes/shape.cu``: the barrier
 without the transpose, the transposed addresses without the barrier, the tiles taken in
@@ -13,6 +13,8 @@ block-per-row kernel's passes one by one).
 ``--record`` times each launch as :func:`benchmarks.peer_times.record` does (PyCUDA, 3
 warm-up launches, the median of 20 samples of 10 back-to-back launches between two events).
 Without it, each launch is predicted by ``cudakit.predict`` and set against the stored time.
+(Session 14 also timed llm.c's softmax kernels at the block-per-row shapes; their copies left
+the tree in session 33 and the fixture keeps their times as a record.)
 Written by hand: the shapes are the question, no library asks it.
 """
 
@@ -24,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import peer_times
-from benchmarks.peer_times import LLMC, LLMC_FLAGS, Launch
+from benchmarks.peer_times import Launch
 
 PROBES = Path(__file__).resolve().parent / "probes"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h100_shape_probe.json"
@@ -34,7 +36,8 @@ TILE = 32
 #: dimension odd on its own
 MATRICES = ((4097, 3001), (4096, 3000), (4096, 3008), (4097, 3000), (4096, 3001),
             (4104, 3008), (8192, 8192))
-#: rows x cols of the block-per-row launches: llm.c's softmax shape, the same rows aligned to
+#: rows x cols of the block-per-row launches: llm.c's softmax shape (2048 rows of its
+#: vocabulary), the same rows aligned to
 #: 32 bytes, and one and four waves of 8 resident blocks on 132 SMs
 SOFTMAX = ((2048, 50257), (2048, 50264), (1056, 50264), (4224, 50264))
 #: rows x cols of the launches that take their tiles in panels (``*_panels``): the output's
@@ -62,12 +65,6 @@ def _rows(rows: int, cols: int, passes: int, write: int):
     return lambda r: [np.zeros(rows * cols, np.float32),
                       r.uniform(-4, 4, rows * cols).astype(np.float32), np.int32(cols),
                       np.int32(passes), np.int32(write)]
-
-
-def _softmax(rows: int, cols: int):
-    return lambda r: [np.zeros(rows * cols, np.float32),
-                      r.uniform(-4, 4, rows * cols).astype(np.float32), np.int32(rows),
-                      np.int32(cols)]
 
 
 def launches() -> list[Launch]:
@@ -103,13 +100,6 @@ def launches() -> list[Launch]:
             out.append(Launch(f"row_passes {passes}{'+write' * write} {rows}x{cols}",
                               "shape.cu", "row_passes", _rows(rows, cols, passes, write),
                               (rows,), (256,), root=PROBES))
-        for kernel, shared in (("softmax_forward_kernel7", 2 * 256 // 32 * 4),
-                               ("softmax_forward_kernel4", 256 // 32 * 4)):
-            out.append(Launch(f"{kernel} {rows}x{cols}", "softmax_forward.cu", kernel,
-                              _softmax(rows, cols), (rows,), (256,), shared, LLMC, LLMC_FLAGS))
-        out.append(Launch(f"softmax_forward_online_kernel8 {rows}x{cols}", "softmax_forward.cu",
-                          "softmax_forward_online_kernel8", _softmax(rows, cols),
-                          (rows * 32 // 256,), (256,), 0, LLMC, LLMC_FLAGS))
     return out
 
 

@@ -1,11 +1,11 @@
 """What a warp's request costs when its 128 bytes straddle two L2 lines.
 
 llm.c's block-per-row softmax kernels run 40–60 % longer on rows of 50257 floats than on rows
-of 50272 (a multiple of 32 floats) on an H200 (``benchmarks/softmax_rows.py``), with the same
-DRAM bytes within 10 %. This probe streams 1 GiB (from DRAM) and 16 MiB (kept in L2) through
-kernels whose every warp request starts ``offset`` floats past a 128-byte line: 0 (one line,
-four sectors), 8 (two lines, four whole sectors) and 1 (two lines, five sectors, the two at
-the ends written in part):
+of 50272 (a multiple of 32 floats) on an H200 (session 26, ``fixtures/h200_softmax_rows.json``),
+with the same DRAM bytes within 10 %. This probe streams 1 GiB (from DRAM) and 16 MiB (kept
+in L2) through kernels whose every warp request starts ``offset`` floats past a 128-byte line:
+0 (one line, four sectors), 8 (two lines, four whole sectors) and 1 (two lines, five sectors,
+the two at the ends written in part):
 
     python -m benchmarks.split_lines --time --out times.json                    # GPU
     ncu --csv --print-units base --cache-control none --metrics ... \\

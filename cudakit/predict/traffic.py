@@ -43,7 +43,7 @@ Cache rules (each count from the sample, scaled by total / sampled blocks):
    share: the resident blocks stream through the L2 together, so a far re-use finds its
    sector evicted (:func:`block_set_misses`; llm.c's softmax: a block per 201 kB row, read
    twice and written twice by 1056 resident blocks: the H100 read 1.79 GB and wrote
-   0.86 GB for 0.41 GB of rows, ``benchmarks/peer_times.py --third``).
+   0.86 GB for 0.41 GB of rows; held out in session 10, ``fixtures/h100_peer_times.json``).
 4. **DRAM writes**: once per distinct sector written (L2 is write-back and merges partial
    writes of one sector), less the share that a launch run again overwrites in L2 before
    the L2 writes it back (:func:`relaunch_misses`; llm.c's GELU, 12.6 MB in and 12.6 MB
@@ -621,7 +621,7 @@ def relaunch_misses(touched: float, written: float, l2_bytes: float,
     lines their SMs use, so a line used from both sides is held twice). The H100 keeps that
     rule: the H200's curves, scaled to its L2, made llm.c's ``residual_forward_kernel2``
     (0.72 of its L2) −23 % and ``encoder_forward_kernel3`` (0.51) −39 %, from +17 and +12 %
-    (``benchmarks/peer_times.py --third``), so it keeps less than the H200 at the same share.
+    (held out in session 10), so it keeps less than the H200 at the same share.
 
     >>> relaunch_misses(25e6, 0.0, 50e6), relaunch_misses(100e6, 50e6, 50e6)
     ((0.0, 0.0), (1.0, 1.0))
@@ -652,7 +652,7 @@ def block_set_misses(block_set: float, share: float) -> float:
     On the H100 a block-per-row kernel reading its 201 kB row a second time, 1056 blocks at
     once (212 MB), took as long for the second pass as for the first (0.145 and 0.151 ms,
     ``benchmarks/shape_probe.py``, ``row_passes``); llm.c's softmax read each row from DRAM
-    as often as it read it (``benchmarks/peer_times.py --third``).
+    as often as it read it (held out in session 10).
 
     >>> block_set_misses(400.0, 100.0), block_set_misses(50.0, 100.0)
     (1.0, 0.0)

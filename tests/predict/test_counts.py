@@ -284,21 +284,6 @@ def test_half_and_bfloat16_conversions_are_alu_work():
     assert instruction_class("cvt.rn.f16.s32") == instruction_class("cvt.f64.f32") == "cvt"
 
 
-def test_the_sfu_pipe_of_a_bfloat16_gelu_matches_nsight_compute():
-    """llm.c's GELU on 8 bfloat16 per thread: Nsight Compute counts only its 8 MUFU.TANH per
-    warp on the H100's XU pipe (``benchmarks/llmc/ncu_pipes.sh``); the conversions to and from
-    bfloat16 are shifts, permutes and F2FP on the ALU."""
-    from benchmarks.peer_times import THIRD, _predict
-    from benchmarks.sass_counts import read_ncu_file
-
-    fixture = Path(__file__).parents[2] / "benchmarks/fixtures/h100_llmc_pipes.ncu.csv.gz"
-    xu = next(m["smsp__inst_executed_pipe_xu.sum"] for m in read_ncu_file(fixture)
-              if m["kernel"] == "gelu_forward_kernel2")
-    launch = next(k for k in THIRD if k.kernel == "gelu_forward_kernel2")
-    counts = _predict(launch)[0].counts["warp_instructions"]
-    assert counts["sfu"] + counts["cvt"] == pytest.approx(xu, rel=0.02)
-
-
 ASYNC_COPIES = r"""
 // a tile of 256 floats per block copied to shared memory by cp.async, `trips` times; the
 // copies are waited for at once (wait_group 0) or a trip later (wait_group 1)
