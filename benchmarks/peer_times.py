@@ -248,6 +248,7 @@ def record(path: str, repeat: int = 20, batch: int = 10,
     time to issue the batch) is queued first, so that a launch shorter than PyCUDA's time to
     issue one (9-14 us for an unprepared call on the H200's host, session 30) is timed on
     the GPU, not on the host."""
+    import pycuda.autoinit  # noqa: F401
     import pycuda.driver as drv
     from pycuda.compiler import SourceModule
 

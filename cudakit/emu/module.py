@@ -20,6 +20,7 @@ from ..errors import CompileError, KernelFaultError, LaunchError, UnsupportedErr
 from ..i18n.messages import _
 from ..signature import demangle, params_from_mangled, split_demangled
 from .batch import SharedSymbol, Site
+from .contract import contract
 from .decode import Decoded, decode_function
 from .device_heap import DEVICE_HEAP
 from .frontend import parse_ptx
@@ -62,6 +63,8 @@ class Program:
         compiled = compiler.compile(text, self.options, arch=ARCH, name=self.name, ptx=True)
         self.compiled = compiled
         self.module = parse_ptx(compiled.ptx or "", compiler.source_filename(self.name))
+        for fn in self.module.functions.values():
+            contract(fn)  # as ptxas fuses a product into the one add that uses it
         self.kernels = {n: f for n, f in self.module.functions.items() if f.entry}
         self._decoded = {}
 

@@ -4,7 +4,8 @@ NumPy; the tests marked ``gpu`` run the same kernels on a GPU.
 Warp-aggregated atomics with ``cg::coalesced_threads()``; cooperative groups' labeled and
 binary partitions; a grid's last block summing the others' partial sums after
 ``__threadfence()`` and a wrapping ``atomicInc``; ``atomicDec``'s wrap; ``__half2``
-arithmetic rounded once (``__hfma2``) and twice (``__hmul2`` then ``__hadd2``);
+arithmetic rounded once (``__hfma2``, and ``__hmul2`` then ``__hadd2``, which ptxas
+contracts: :mod:`cudakit.emu.contract`) and twice (``__hmul2_rn`` then ``__hadd2``);
 ``__match_any_sync`` and ``__reduce_add_sync``. The cuda-samples and Rodinia kernels that
 first showed the emulator these idioms are not kept in the tree (the tool library's terms
 keep fetched code out of commits)."""
@@ -81,13 +82,16 @@ extern "C" __global__ void step_down(unsigned* counter, unsigned top) {
     atomicDec(counter, top);
 }
 
-// a*b+c on pairs of halves, rounded once, and rounded after the product and after the sum
+// a*b+c on pairs of halves: by __hfma2; by __hmul2 then __hadd2, which ptxas contracts
+// into one HFMA2 as well; and by __hmul2_rn then __hadd2, rounded after each
 extern "C" __global__ void half_pairs(const __half2* a, const __half2* b, const __half2* c,
-                                      __half2* fused, __half2* apart, int n) {
+                                      __half2* fused, __half2* contracted, __half2* apart,
+                                      int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     fused[i] = __hfma2(a[i], b[i], c[i]);
-    apart[i] = __hadd2(__hmul2(a[i], b[i]), c[i]);
+    contracted[i] = __hadd2(__hmul2(a[i], b[i]), c[i]);
+    apart[i] = __hadd2(__hmul2_rn(a[i], b[i]), c[i]);
 }
 
 // for each lane, the lanes of its warp with the same key, and the warp's sum of keys
@@ -145,14 +149,16 @@ def _step_down(engine, rng):
 def _half_pairs(engine, rng):
     n = 4096
     a, b, c = (rng.uniform(-4, 4, 2 * n).astype(np.float16) for _ in range(3))
-    fused, apart = np.zeros(2 * n, np.float16), np.zeros(2 * n, np.float16)
+    fused, contracted, apart = (np.zeros(2 * n, np.float16) for _ in range(3))
     engine.SourceModule(SOURCE, no_extern_c=True).get_function("half_pairs")(
-        engine.In(a), engine.In(b), engine.In(c), engine.Out(fused), engine.Out(apart),
-        np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
+        engine.In(a), engine.In(b), engine.In(c), engine.Out(fused), engine.Out(contracted),
+        engine.Out(apart), np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
     a64, b64, c64 = (v.astype(np.float64) for v in (a, b, c))  # exact products and sums
-    return [fused.view(np.uint16), apart.view(np.uint16)], \
-        [(a64 * b64 + c64).astype(np.float16).view(np.uint16),
-         ((a64 * b64).astype(np.float16) + c).view(np.uint16)]
+    once = (a64 * b64 + c64).astype(np.float16).view(np.uint16)
+    twice = ((a64 * b64).astype(np.float16) + c).view(np.uint16)
+    assert (once != twice).any()  # the inputs tell the two apart
+    return [fused.view(np.uint16), contracted.view(np.uint16), apart.view(np.uint16)], \
+        [once, once, twice]
 
 
 def _same_keys(engine, rng):
