@@ -123,3 +123,49 @@ def test_sum_tiles(tenth, rng):
     total = _run(tenth, "sum_tiles", [x, np.zeros(1, np.float32), np.int32(10_000)], (8,),
                  (128,))[1]
     assert total[0] == pytest.approx(x.astype(np.float64).sum(), rel=1e-5)
+
+
+def _measured(kernel: str) -> dict:
+    from benchmarks.sass_counts import read_ncu_file
+
+    fixture = FRESH.parent / "fixtures" / "h200_tenth_batch.ncu.csv.gz"
+    return next(m for m in read_ncu_file(fixture) if m["kernel"] == kernel)
+
+
+def _tenth_launch(name: str):
+    from benchmarks import peer_times
+
+    return next(launch for launch in peer_times.TENTH if launch.name == name)
+
+
+def test_a_row_read_three_times_past_the_l1_share_comes_from_the_l2_each_time():
+    """``softmax_rows`` at 8192 floats a row: a block's row (32 kB) is more than its share of
+    the L1 (eight blocks per SM), so the L1 keeps none of it from one pass to the next (an
+    LRU cache streamed through): Nsight Compute counted 3.6 times the input read from the
+    L2 on the H200; a row of 2048 floats fits, and is read from the L2 once."""
+    from benchmarks import peer_times
+
+    launch = _tenth_launch("softmax_rows 4096x8192")
+    p, _ = peer_times._predict(launch, "H200")
+    measured = _measured("softmax_rows")["lts__t_sectors_op_read.sum"] * 32
+    assert p.counts["l2_read_bytes"] == pytest.approx(measured, rel=0.25)
+    x = np.zeros(1024 * 2048, np.float32)
+    import cudakit
+
+    short = cudakit.predict(launch.source, "softmax_rows", grid=(1024,), block=(256,),
+                            args=[x, np.zeros_like(x), np.int32(2048)], device="H200")
+    assert short.counts["l2_read_bytes"] == pytest.approx(x.nbytes, rel=0.05)
+
+
+def test_weights_every_block_reads_stay_in_l1_after_the_first_round():
+    """``stencil_1d`` reads its 17 weights with ``LDG`` in each of its 131072 blocks: after
+    each SM's first round they are L1 hits, and the blocks wait for their input alone (the
+    model had them wait for the L2 at every block: +34 % of the H200's time)."""
+    import json
+
+    from benchmarks import peer_times
+
+    launch = _tenth_launch("stencil_1d 2^25 radius 8")
+    stored = json.loads(peer_times.TENTH_FIXTURE.read_text())["launches"][launch.name]
+    p, _ = peer_times._predict(launch, "H200")
+    assert p.ms == pytest.approx(stored["ms"], rel=0.15)

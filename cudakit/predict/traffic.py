@@ -12,11 +12,18 @@ once; shared memory costs the wavefronts of its bank rule.
 Cache rules (each count from the sample, scaled by total / sampled blocks):
 
 1. **L1** (per SM, what shared memory leaves of it, split over the resident blocks): a block
-   re-reading a sector hits in L1 when fewer sectors than its share holds were read by the
-   block since it read that one (a reuse distance in accesses, at least the LRU stack
-   distance: a sliding window, such as a loop over ``x[j]`` that finishes a line in 32 trips,
-   hits although the whole array does not fit); of the re-reads farther apart, the fraction
-   of its footprint that fits hits. Stores and atomics go through to L2.
+   re-reading a sector hits in L1 when fewer distinct sectors than its share holds were read
+   by the block since it read that one (its LRU stack distance, :func:`stack_distances`: a
+   sliding window, such as a loop over ``x[j]`` that finishes a line in 32 trips, hits
+   although the whole array does not fit); a block whose footprint fits its share keeps it
+   all, one whose footprint is larger keeps none of its farther re-reads (the LRU cache
+   streamed through: ``softmax_rows`` re-reading a 32 kB row, eight blocks per SM, read 3.6
+   times its input from the L2 on an H200; counting the part of the footprint that fits
+   made that 1.0, and counting reads rather than distinct sectors between a sector's reads
+   put lab 21's ``heat3d_vec4``, whose re-reads are all within 120 sectors, among the far
+   ones). Sectors every block reads, few enough for the L1 (a filter's weights), stay
+   there from each SM's first round of blocks (:func:`kept_in_l1`). Stores and atomics go
+   through to L2.
 2. **DRAM reads, compulsory**: every distinct sector read is fetched once, per allocation
    at most the allocation's size (all blocks together cannot read more than the array),
    but not a sector the launch wrote before it first read it (:func:`written_first`: the
@@ -70,6 +77,7 @@ from ..emu.trace import AccessBatch, joined
 
 SECTOR = counting.SECTOR
 _SHIFT = 36  # sector numbers relative to the heap fit in 36 bits (2 TiB of heap)
+_SECTOR_MASK = (1 << _SHIFT) - 1  # the sector of a pair key
 ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread subset)
 #: the part of the L2 a launch's lines fill before the oldest are evicted: the H100's (and
 #: A100's) L2 is two partitions, each caching the lines that the SMs next to it use, so a
@@ -239,28 +247,81 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered
 
 
-def near_rereads(blocks: np.ndarray, sectors: np.ndarray, capacity: float) -> int:
-    """Re-reads of a sector by the same block with fewer than ``capacity`` other reads of
-    that block in between (so fewer distinct sectors: an LRU cache of ``capacity`` sectors
-    still holds it), the reads in trace order (the emulator runs a block's warps in step).
+def near_share(blocks: np.ndarray, sectors: np.ndarray, capacity: float,
+               most: int = 1 << 16) -> float:
+    """The share of the re-reads of a sector by the same block with fewer than ``capacity``
+    other sectors read by that block in between (its LRU stack distance: an LRU cache of
+    ``capacity`` sectors still holds it), the reads in trace order (the emulator runs a
+    block's warps in step). Where the blocks read more than ``most`` sectors (a naive
+    SGEMM's sample reads millions), on every k-th block, and on the first reads of each
+    (the re-reads of a loop's first trips tell those of its later ones).
 
-    >>> blocks, sectors = np.array([0, 0, 0, 1, 0]), np.array([7, 8, 7, 7, 9])
-    >>> near_rereads(blocks, sectors, 1), near_rereads(blocks, sectors, 2)
-    (0, 1)
+    >>> blocks, sectors = np.array([0, 0, 0, 1, 0, 0]), np.array([7, 8, 7, 7, 8, 8])
+    >>> near_share(blocks, sectors, 1), near_share(blocks, sectors, 2)
+    (0.3333333333333333, 1.0)
+    >>> near_share(blocks, sectors, 2, most=3)  # block 0's first three reads: 7, 8, 7
+    1.0
     """
-    if blocks.size < 2:
-        return 0
+    if blocks.size > most:
+        ids = np.unique(blocks)
+        ids = ids[::-(-blocks.size // most)]
+        order = np.argsort(blocks, kind="stable")
+        ranked = blocks[order]
+        starts = np.searchsorted(ranked, ranked)  # each read's block's first position
+        rank = np.empty(blocks.size, np.int64)
+        rank[order] = np.arange(blocks.size) - starts
+        keep = np.isin(blocks, ids) & (rank < max(most // ids.size, 1))
+        blocks, sectors = blocks[keep], sectors[keep]
+    distances = stack_distances(blocks, sectors)
+    return float(np.mean(distances < capacity)) if distances.size else 0.0
+
+
+def stack_distances(blocks: np.ndarray, sectors: np.ndarray) -> np.ndarray:
+    """For each re-read of a sector by a block, the distinct other sectors the block read
+    since it last read that one, in trace order.
+
+    The count of reads ``m`` between a re-read at ``i`` and the read before it at ``p`` whose
+    own previous read of their sector lies at or before ``p`` (each distinct sector once),
+    counted for all re-reads at once on prefix sums kept sorted in aligned blocks of 2^k
+    reads (a merge-sort tree: O(n log^2 n) in NumPy).
+
+    >>> stack_distances(np.zeros(6, int), np.array([1, 2, 2, 3, 1, 2])).tolist()
+    [0, 2, 2]
+    """
     order = np.argsort(blocks, kind="stable")
-    position = np.empty(blocks.size, np.int64)  # the read's index among its block's reads
-    sorted_blocks = blocks[order]
-    starts = np.r_[0, np.flatnonzero(sorted_blocks[1:] != sorted_blocks[:-1]) + 1]
-    counts = np.diff(np.r_[starts, blocks.size])
-    position[order] = np.arange(blocks.size) - np.repeat(starts, counts)
-    keys = pair_keys(blocks, sectors)
-    by_key = np.argsort(keys, kind="stable")  # each pair's reads stay in trace order
+    keys = pair_keys(blocks[order], sectors[order])
+    n = keys.size
+    by_key = np.argsort(keys, kind="stable")
     same = keys[by_key][1:] == keys[by_key][:-1]
-    gaps = position[by_key][1:] - position[by_key][:-1]
-    return int(np.count_nonzero(same & (gaps <= capacity)))
+    prev = np.full(n, -1, np.int64)
+    prev[by_key[1:][same]] = by_key[:-1][same]
+    at = np.flatnonzero(prev >= 0)
+    if at.size == 0:
+        return np.empty(0, np.int64)
+    since = prev[at]
+    # reads in [since + 1, at) whose previous read is at or before `since`
+    return _count_at_most(prev, at, since) - _count_at_most(prev, since + 1, since)
+
+
+def _count_at_most(values: np.ndarray, ends: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """For each query, how many of ``values[:end]`` are at most ``limit``."""
+    n = values.size
+    total = np.zeros(ends.size, np.int64)
+    span = n + 2  # values are in [-1, n): shifted by 1, each block's part of the key space
+    k = 0
+    while (1 << k) <= n:
+        size = 1 << k
+        count = -(-n // size)
+        padded = np.full(count * size, n, np.int64)
+        padded[:n] = values
+        ordered = (np.sort(padded.reshape(count, size), axis=1) + 1
+                   + (np.arange(count, dtype=np.int64) * span)[:, None]).ravel()
+        use = (ends >> k) & 1 == 1  # the prefix [0, end) takes the block before bit k
+        block = (ends[use] >> (k + 1)) << 1
+        total[use] += np.searchsorted(ordered, block * span + limits[use] + 1, side="right") \
+            - block * size
+        k += 1
+    return total
 
 
 def pair_keys(owner: np.ndarray, sector: np.ndarray) -> np.ndarray:
@@ -454,7 +515,8 @@ class _Pairs:
         return np.concatenate(self.blocks), np.concatenate(self.sectors)
 
 
-def first_touch_share(accesses, gx: int, gy: int) -> float:
+def first_touch_share(accesses, gx: int, gy: int, kept: np.ndarray | None = None,
+                      rounds: float = 1.0) -> float:
     """The share of global load requests (one per warp and load) that read a sector their
     warp has not read before, in the trace's program order: the requests that must go to
     the L2 even with an L1 of any size. Per warp, not per block: warps that walk the same
@@ -464,6 +526,10 @@ def first_touch_share(accesses, gx: int, gy: int) -> float:
     4-byte words from rows that start on 32-byte boundaries reads a new sector one time in
     eight (from rows that start anywhere, some lane crosses into a new sector most times); a
     stencil's row below, every time.
+
+    ``kept``: sorted sectors the SM's L1 keeps from its earlier blocks (:func:`kept_in_l1`);
+    a request whose only new sectors are kept goes to the L2 in the SM's first of ``rounds``
+    rounds of blocks alone.
 
     >>> from cudakit.emu.trace import AccessBatch
     >>> def load(word):  # a warp of block 0 reading 32 consecutive words from ``word``
@@ -497,9 +563,33 @@ def first_touch_share(accesses, gx: int, gy: int) -> float:
     request = np.concatenate(requests)
     order = np.argsort(request, kind="stable")  # program order: a key's first request
     _, first = np.unique(np.concatenate(keys)[order], return_index=True)
-    touching = distinct(request[order][first]).size
     asked = distinct(request).size
-    return touching / asked if asked else 0.0
+    if kept is None or kept.size == 0 or rounds <= 1.0:
+        return distinct(request[order][first]).size / asked if asked else 0.0
+    sector = (np.concatenate(keys)[order][first] & _SECTOR_MASK)
+    staying = np.isin(sector, kept)
+    anew = distinct(request[order][first][~staying])
+    only_kept = np.setdiff1d(distinct(request[order][first][staying]), anew).size
+    return (anew.size + only_kept / rounds) / asked if asked else 0.0
+
+
+def kept_in_l1(blocks: np.ndarray, sectors: np.ndarray, sampled: int,
+               capacity: float) -> np.ndarray:
+    """The sectors every sampled block reads (a filter's weights, a lookup table), sorted,
+    when together they fit in ``capacity`` bytes of L1: each SM's L1 keeps them from its
+    first round of blocks for the rounds after (a 17-tap stencil reading its weights with
+    ``LDG`` waited for the L2 at every block, +34 % on an H200). None where fewer than two
+    blocks were sampled.
+
+    >>> kept_in_l1(np.array([0, 0, 1, 1, 1]), np.array([5, 6, 5, 6, 9]), 2, 1024).tolist()
+    [5, 6]
+    """
+    if sampled < 2 or blocks.size == 0:
+        return np.empty(0, np.int64)
+    pairs = distinct(pair_keys(blocks, sectors))
+    readers = np.unique(pairs & _SECTOR_MASK, return_counts=True)
+    common = readers[0][readers[1] >= sampled]
+    return common if common.size * SECTOR <= capacity else np.empty(0, np.int64)
 
 
 def written_first(accesses) -> np.ndarray:
@@ -663,7 +753,7 @@ def block_set_misses(block_set: float, share: float) -> float:
 def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, pairs: float, share: float,
                   reuses: float, near_below: float) -> float:
     """Of ``reuses`` (a block's re-reads that L1 did not serve, or its re-writes), those
-    farther apart than ``share`` bytes of that block's own accesses (:func:`near_rereads`);
+    farther apart than ``share`` bytes of that block's own accesses (:func:`near_share`);
     ``pairs``: the distinct (block, sector) pairs of ``blocks``, ``sectors``; ``near_below``:
     the share of all re-uses already served nearer (by L1)."""
     if reuses <= 0 or blocks.size < 2:
@@ -671,7 +761,7 @@ def _beyond_share(blocks: np.ndarray, sectors: np.ndarray, pairs: float, share: 
     traced = blocks.size - pairs
     if traced <= 0:
         return 0.0
-    near = near_rereads(blocks, sectors, share / SECTOR) / traced
+    near = near_share(blocks, sectors, share / SECTOR)
     served = max(near - near_below, 0.0) / max(1.0 - near_below, 1e-9)
     return reuses * (1.0 - min(served, 1.0))
 
@@ -849,17 +939,20 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     fetched = ~np.isin(ld_sectors, written_first(sample.trace.accesses))
     ends, per_extra = _run_growth(sample.groups or [[run] for run in sample.runs],
                                    ld_blocks[fetched], ld_sectors[fetched], blocks_per_wave)
-    # rule 1: L1 hits of a block's re-reads, near ones and the part of far ones that fits
+    # rule 1: L1 hits of a block's re-reads: all if its footprint fits its share, else the
+    # near ones
     footprint_block = per_block / sampled * SECTOR
     rereads = max(t.global_load_sectors - per_block, 0.0)
-    fits = 1.0 if footprint_block <= l1_bytes_per_block else l1_bytes_per_block / footprint_block
     traced = ld_blocks.size - per_block  # the re-reads among the traced pairs
-    near = near_rereads(ld_blocks, ld_sectors, l1_bytes_per_block / SECTOR) / traced \
-        if traced > 0 and fits < 1.0 else 0.0
-    hits = rereads * (near + (1.0 - near) * fits)
+    fits = footprint_block <= l1_bytes_per_block
+    near = near_share(ld_blocks, ld_sectors, l1_bytes_per_block / SECTOR) \
+        if traced > 0 and not fits else 0.0
+    hits = rereads if fits else rereads * near
     l2_read_sectors = t.global_load_sectors - hits
     # requests with a new sector, and of the others the share whose re-reads L1 lost
-    new = first_touch_share(sample.trace.accesses, gx, gy)
+    new = first_touch_share(sample.trace.accesses, gx, gy,
+                            kept_in_l1(ld_blocks, ld_sectors, sampled, l1_bytes_per_block),
+                            sample.total_blocks / max(blocks_per_wave, 1))
     t.l2_read_requests = t.global_load_requests * (
         new + (1.0 - new) * (1.0 - hits / rereads if rereads > 0 else 0.0))
     t.l1_hit_bytes = hits * SECTOR * scale

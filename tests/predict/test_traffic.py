@@ -101,3 +101,19 @@ def test_first_reads_of_many_small_batches_of_mixed_sizes_by_their_definition(se
                 new += bool(mine - seen)
                 seen |= mine
     assert tr.first_touch_share(batches, 3, 1) == pytest.approx(new / asked)
+    # the same, with a set of sectors the SM's L1 keeps from its first of 4 rounds: a request
+    # whose only new sectors are kept counts a quarter
+    kept = np.unique(np.concatenate([sectors_by_sorting(b)[1] for b in batches]))[::3]
+    seen, weight = set(), 0.0
+    for b in batches:
+        if b.op != "ld":
+            continue
+        rows, sectors = sectors_by_sorting(b)
+        for row in range(b.warps):
+            mine = {(int(b.block[row, 0]), int(b.warp[row]), int(s))
+                    for s in sectors[rows == row]}
+            fresh = mine - seen
+            if fresh:
+                weight += 1.0 if any(s not in set(kept.tolist()) for *_, s in fresh) else 0.25
+            seen |= mine
+    assert tr.first_touch_share(batches, 3, 1, kept, 4.0) == pytest.approx(weight / asked)
