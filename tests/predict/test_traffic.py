@@ -88,7 +88,18 @@ def test_first_reads_of_many_small_batches_of_mixed_sizes_by_their_definition(se
         op = "st" if rng.random() < 0.2 else "ld"
         batches.append(AccessBatch("k", 0, 0, 0, "global", op, size, blocks,
                                    rng.integers(0, 2, n), w.mask, w.address))
-    seen, asked, new = set(), 0, 0
+    assert tr.first_touch_share(batches, 3, 1) == pytest.approx(_first_touches(batches))
+    # the same, with a set of sectors the SM's L1 keeps from its first of 4 rounds: a request
+    # whose only new sectors are kept counts a quarter
+    kept = np.unique(np.concatenate([sectors_by_sorting(b)[1] for b in batches]))[::3]
+    assert tr.first_touch_share(batches, 3, 1, kept, 4.0) == \
+        pytest.approx(_first_touches(batches, set(kept.tolist()), 4.0))
+
+
+def _first_touches(batches, kept=frozenset(), rounds=1.0) -> float:
+    """The definition, request by request: the share of load requests that read a sector
+    their warp had not read (one whose new sectors are all ``kept``: 1 / ``rounds``)."""
+    seen, asked, weight = set(), 0, 0.0
     for b in batches:
         if b.op != "ld":
             continue
@@ -98,22 +109,8 @@ def test_first_reads_of_many_small_batches_of_mixed_sizes_by_their_definition(se
                     for s in sectors[rows == row]}
             if mine:
                 asked += 1
-                new += bool(mine - seen)
+                fresh = mine - seen
+                if fresh:
+                    weight += 1.0 if any(s not in kept for *_, s in fresh) else 1.0 / rounds
                 seen |= mine
-    assert tr.first_touch_share(batches, 3, 1) == pytest.approx(new / asked)
-    # the same, with a set of sectors the SM's L1 keeps from its first of 4 rounds: a request
-    # whose only new sectors are kept counts a quarter
-    kept = np.unique(np.concatenate([sectors_by_sorting(b)[1] for b in batches]))[::3]
-    seen, weight = set(), 0.0
-    for b in batches:
-        if b.op != "ld":
-            continue
-        rows, sectors = sectors_by_sorting(b)
-        for row in range(b.warps):
-            mine = {(int(b.block[row, 0]), int(b.warp[row]), int(s))
-                    for s in sectors[rows == row]}
-            fresh = mine - seen
-            if fresh:
-                weight += 1.0 if any(s not in set(kept.tolist()) for *_, s in fresh) else 0.25
-            seen |= mine
-    assert tr.first_touch_share(batches, 3, 1, kept, 4.0) == pytest.approx(weight / asked)
+    return weight / asked
