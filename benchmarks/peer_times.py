@@ -65,7 +65,7 @@ SPMV_ROWS, IMAGE, MATRIX, SCAN, GATHER, DAXPY = 1 << 20, 4096, 8192, 1 << 24, 1 
 
 
 def _fresh(name, kernel, inputs, grid, block, shared=0):
-    return Launch(name, "kernels.cu", kernel, inputs, grid, block, shared, FRESH)
+    return Launch(name, "kernels.cu", kernel, inputs, grid, block, shared)
 
 
 def _csr(r):
@@ -129,7 +129,7 @@ def _monte_carlo(name, kernel, trials, extra=()):
     return Launch(f"{name} 2^20 x {trials}", "monte_carlo.cu", kernel,
                   lambda r: [np.uint64(1234), np.int32(trials), *extra,
                              np.zeros(MONTE_CARLO, out)],
-                  (MONTE_CARLO // 256,), (256,), 0, FRESH)
+                  (MONTE_CARLO // 256,), (256,))
 
 
 SEVENTH = [
@@ -157,16 +157,16 @@ def _term_counts(r):
 EIGHTH = [
     Launch("kepler 2^22 orbits", "double_math.cu", "kepler",
            lambda r: [r.uniform(0, 2 * np.pi, ORBITS), r.uniform(0, 0.9, ORBITS),
-                      np.zeros(ORBITS), np.int32(ORBITS)], (ORBITS // 256,), (256,), 0, FRESH),
+                      np.zeros(ORBITS), np.int32(ORBITS)], (ORBITS // 256,), (256,)),
     Launch("normalize3 2^24 vectors", "double_math.cu", "normalize3",
            lambda r: [r.standard_normal(3 * VECTORS), np.zeros(3 * VECTORS),
-                      np.int32(VECTORS)], (VECTORS // 256,), (256,), 0, FRESH),
+                      np.int32(VECTORS)], (VECTORS // 256,), (256,)),
     Launch("term_frequency 8192 x 4096", "double_math.cu", "term_frequency", _term_counts,
-           (TERMS // 256, DOCS), (256,), 0, FRESH),
+           (TERMS // 256, DOCS), (256,)),
     Launch("bucket_of 2^22 keys x 16", "double_math.cu", "bucket_of",
            lambda r: [r.integers(0, 2 ** 63, KEYS, dtype=np.uint64), np.zeros(KEYS, np.uint32),
                       np.int32(KEYS), np.uint64(1000003), np.int32(16)], (KEYS // 256,),
-           (256,), 0, FRESH),
+           (256,)),
 ]
 
 
@@ -179,7 +179,7 @@ TALL, WIDE = (16384, 4096), (4096, 16384)
 
 
 def _tenth(name, kernel, inputs, grid, block):
-    return Launch(name, "tenth.cu", kernel, inputs, grid, block, 0, FRESH)
+    return Launch(name, "tenth.cu", kernel, inputs, grid, block)
 
 
 def _softmax(cols):
