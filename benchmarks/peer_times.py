@@ -8,6 +8,7 @@ them: nothing in the model was built or checked on them.
     python -m benchmarks.peer_times --eighth ...   # double division and square root, 64-bit
                                                    # remainders
     python -m benchmarks.peer_times --tenth ...    # the shapes public code takes most often
+    python -m benchmarks.peer_times --eleventh ... # the shapes an introductory course writes
 
 The fifth batch (session 16) was timed on the H100 (``fixtures/h100_peer_times.json``) and
 again on an H200 with a head start (``--h200``, ``fixtures/h200_peer_times.json``); the
@@ -237,6 +238,75 @@ TENTH = [
 ]
 
 
+
+#: the eleventh batch (session 34): kernels in the shapes an introductory course writes
+#: (``fresh/eleventh.cu``), predicted for the H200 before it timed them
+ELEVENTH_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "h200_eleventh_batch.json"
+BYTES, PICTURE, SCANNED, DOTTED, PIXELS = 1 << 26, 4096, 1 << 24, 1 << 25, 1 << 24
+PARTICLES, LIFE, STARTS, KEYS, MATVEC = 1 << 22, 8192, 1 << 20, 1 << 24, 8192
+TILED, HASHED, STRIDED = 8192, 1 << 24, 1 << 26
+
+
+def _eleventh(name, kernel, inputs, grid, block):
+    return Launch(name, "eleventh.cu", kernel, inputs, grid, block)
+
+
+def _picture(kernel):
+    return _eleventh(f"{kernel} {PICTURE}x{PICTURE}", kernel,
+                     lambda r: [_floats(PICTURE * PICTURE)(r),
+                                np.zeros(PICTURE * PICTURE, np.float32), np.int32(PICTURE),
+                                np.int32(PICTURE)],
+                     (PICTURE // 16, PICTURE // 16), (16, 16))
+
+
+def _particles(r):
+    p = r.uniform(0, 1, (PARTICLES, 6)).astype(np.float32)
+    p[:, 3:] -= 0.5
+    return [p, np.int32(PARTICLES), np.float32(1e-3)]
+
+
+ELEVENTH = [
+    _eleventh("histogram_private 2^26 bytes", "histogram_private",
+              lambda r: [r.integers(0, 256, BYTES).astype(np.uint8), np.zeros(256, np.uint32),
+                         np.int32(BYTES)], (132 * 4,), (256,)),
+    _picture("conv5_constant"),
+    _picture("conv5_tiled"),
+    _eleventh("scan_hillis_steele 2^24", "scan_hillis_steele",
+              lambda r: [r.integers(0, 100, SCANNED).astype(np.int32), np.zeros(SCANNED, np.int32)],
+              (SCANNED // 1024,), (1024,)),
+    _eleventh("dot_shuffle 2^25", "dot_shuffle",
+              lambda r: [_floats(DOTTED)(r), _floats(DOTTED)(r), np.zeros(1, np.float32),
+                         np.int32(DOTTED)], (132 * 8,), (256,)),
+    _eleventh("rgb_to_grey 2^24 pixels", "rgb_to_grey",
+              lambda r: [r.integers(0, 256, 3 * PIXELS).astype(np.uint8),
+                         np.zeros(PIXELS, np.uint8), np.int32(PIXELS)], (PIXELS // 256,), (256,)),
+    _eleventh("particles_step 2^22", "particles_step", _particles, (PARTICLES // 256,), (256,)),
+    _eleventh(f"life_step {LIFE}x{LIFE}", "life_step",
+              lambda r: [r.integers(0, 2, LIFE * LIFE).astype(np.uint8),
+                         np.zeros(LIFE * LIFE, np.uint8), np.int32(LIFE), np.int32(LIFE)],
+              (LIFE // 32, LIFE // 8), (32, 8)),
+    _eleventh("collatz_steps 2^20 below 2^22", "collatz_steps",
+              lambda r: [r.integers(1, 1 << 22, STARTS).astype(np.uint32),
+                         np.zeros(STARTS, np.uint32), np.int32(STARTS)], (STARTS // 256,), (256,)),
+    _eleventh("digit_counts 2^24 keys", "digit_counts",
+              lambda r: [r.integers(0, 2**32, KEYS, dtype=np.uint64).astype(np.uint32),
+                         np.zeros(KEYS // 256, np.uint32), np.int32(KEYS), np.int32(4)],
+              (KEYS // 4096,), (256,)),
+    _eleventh(f"matvec_rows {MATVEC}x{MATVEC}", "matvec_rows",
+              lambda r: [_floats(MATVEC * MATVEC, -1, 1)(r), _floats(MATVEC)(r),
+                         np.zeros(MATVEC, np.float32), np.int32(MATVEC), np.int32(MATVEC)],
+              (MATVEC // 128,), (128,)),
+    _eleventh(f"tile_row_sums {TILED}x{TILED}", "tile_row_sums",
+              lambda r: [_floats(TILED * TILED)(r), np.zeros(TILED * TILED // 32, np.float32),
+                         np.int32(TILED)], (TILED // 32, TILED // 32), (32, 8)),
+    _eleventh("hash_rounds 2^24", "hash_rounds",
+              lambda r: [r.integers(0, 2**32, HASHED, dtype=np.uint64).astype(np.uint32),
+                         np.zeros(HASHED, np.uint32), np.int32(HASHED)], (HASHED // 256,), (256,)),
+    _eleventh("saxpy_few_blocks 2^26", "saxpy_few_blocks",
+              lambda r: [np.float32(2.0), _floats(STRIDED)(r), _floats(STRIDED)(r),
+                         np.int32(STRIDED)], (132,), (256,)),
+]
+
 def record(path: str, repeat: int = 20, batch: int = 10,
            launches: list[Launch] | None = None, warmup: int = 3) -> None:
     """Time the launches (default: the fifth batch) on this machine's GPU (PyCUDA) and write
@@ -396,15 +466,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tenth", action="store_true",
                         help="the tenth batch (session 33: kernels in the shapes public code "
                              "takes most often, on an H200, fixtures/h200_tenth_batch.json)")
+    parser.add_argument("--eleventh", action="store_true",
+                        help="the eleventh batch (session 34: kernels in the shapes an "
+                             "introductory course writes, on an H200, fixtures/"
+                             "h200_eleventh_batch.json)")
     parser.add_argument("--h200", action="store_true",
                         help="the fifth batch against the H200's times with a head start "
                              "(fixtures/h200_peer_times.json, session 30) instead of the H100's")
     parser.add_argument("--predict-first", action="store_true",
                         help="write the predictions into the fixture before any timing")
     args = parser.parse_args(argv)
-    launches = TENTH if args.tenth else EIGHTH if args.eighth else SEVENTH if args.seventh \
-        else FIFTH
-    fixture, device = (TENTH_FIXTURE, "H200") if args.tenth else \
+    launches = ELEVENTH if args.eleventh else TENTH if args.tenth else EIGHTH if args.eighth \
+        else SEVENTH if args.seventh else FIFTH
+    fixture, device = (ELEVENTH_FIXTURE, "H200") if args.eleventh else \
+        (TENTH_FIXTURE, "H200") if args.tenth else \
         (EIGHTH_FIXTURE, "H200") if args.eighth else \
         (SEVENTH_FIXTURE, "H200") if args.seventh else \
         (H200_FIXTURE, "H200") if args.h200 else (FIXTURE, "H100")
