@@ -161,3 +161,30 @@ def test_saxpy_few_blocks(eleventh, rng):
     out = _run(eleventh, "saxpy_few_blocks", [np.float32(2.0), x, y.copy(), np.int32(5000)],
                (3,), (256,))[2]
     np.testing.assert_allclose(out, 2 * x + y, rtol=1e-6)
+
+
+def _measured(kernel: str) -> dict:
+    from benchmarks.sass_counts import read_ncu_file
+
+    fixture = FRESH.parent / "fixtures" / "h200_eleventh_batch.ncu.csv.gz"
+    return next(m for m in read_ncu_file(fixture) if m["kernel"] == kernel)
+
+
+def test_a_structure_written_back_whole_costs_its_dram_bytes():
+    """``particles_step`` writes four of a 24-byte structure's six floats back (``p[i] = q``;
+    ptxas drops the two it did not change): each of the warp's four stores leaves 24 sectors
+    partly written, but they leave the SM together and merge in the L2, and the sectors were
+    read whole just before. The H200 read the particles once from DRAM and the launch took
+    its DRAM traffic's time; the model had charged every part as a lone partial store
+    (+89 %) and read each sector again."""
+    import json
+
+    from benchmarks import peer_times
+
+    launch = next(x for x in peer_times.ELEVENTH if x.name == "particles_step 2^22")
+    p, _ = peer_times._predict(launch, "H200")
+    assert p.counts["dram_read_bytes"] == pytest.approx(
+        _measured("particles_step")["dram__bytes_read.sum"], rel=0.05)
+    assert p.bound == "memory", p.explanation
+    stored = json.loads(peer_times.ELEVENTH_FIXTURE.read_text())["launches"][launch.name]
+    assert p.ms == pytest.approx(stored["ms"], rel=0.2)

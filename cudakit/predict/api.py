@@ -171,7 +171,7 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     t = traffic(sample, grid3, buffers, l1_bytes_per_block=l1, l2_bytes=dev.l2_bytes,
                 blocks_per_wave=dev.sm_count * resident,
                 aggregated=aggregates_atomics(cubin, mangled),
-                relaunch=dev.figures.get("l2_relaunch"))
+                relaunch=dev.figures.get("l2_relaunch"), atomic_figures=dev.figures)
     c, s = sample.instructions
     classes = {k: v * s for k, v in c.classes.items()}
     if (spilled := spills(cubin, mangled)) is not None:  # ptxas's, not in the PTX run

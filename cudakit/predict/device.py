@@ -37,8 +37,9 @@ FIGURES = ("sm_count", "clock_ghz", "dram_read_gbs", "dram_write_gbs", "dram_cop
 #: falls back to a simpler one: ``copy_curves`` to latency + bytes / rate)
 OPTIONAL = ("block_launch_per_s", "copy_issue_us", "launch_issue_per_arg_us",
             "pcie_duplex_gbs", "partial_store_sectors_per_s", "partial_store_lines_per_s",
-            "constant_replays_per_clk_per_sm", "atomic_line_request_s",
+            "constant_replays_per_clk_per_sm",
             "atomic_same_word_float_s", "atomic_same_word_int_s", "atomic_line_requests_per_s",
+            "atomic_request_s", "atomic_sector_step_s",
             "tpc_paired_blocks", "load_departure_cycles", "partial_store_dram_sectors_per_s",
             "mma_f16_per_clk_per_sm", "mma_tf32_per_clk_per_sm", "mma_f64_per_clk_per_sm",
             "mma_i8_per_clk_per_sm", "mma_f16_clock_ghz", "mma_tf32_clock_ghz",

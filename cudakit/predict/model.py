@@ -173,21 +173,20 @@ def tensor_cycles(x, d) -> float:
 def atomic_seconds(t, d) -> float:
     """The time the L2 needs for a launch's global atomics.
 
-    With the figures of ``benchmarks/atomic_spread.py``: the L2 serves the atomic requests to
-    one 128-byte line one after another, each taking at least ``atomic_line_request_s`` and,
-    on its most loaded word, one ``atomic_same_word_*_s`` per lane (floating-point adds are
-    slower than integer ones); the line that receives the most decides, unless all requests
-    together exceed the L2's rate (``atomic_line_requests_per_s``). Without them: the hottest
-    address at ``global_atomic_same_address_per_s``, all atomics at the distinct rate.
+    With the figures of ``benchmarks/atomic_fit.py``: the requests to the busiest aligned pair
+    of 128-byte lines one after another, each priced by its lanes
+    (:func:`~cudakit.predict.traffic.atomic_request_seconds`: a fixed part, a step per lane
+    queued on a word of each sector, or its busiest word's lanes one after another,
+    floating-point adds slower than integer ones), unless all requests together exceed the
+    L2's rate (``atomic_line_requests_per_s``). Without them: the hottest address at
+    ``global_atomic_same_address_per_s``. Either way, all atomics at the distinct rate.
     """
     f = d.figures
     distinct = t.global_atomics / d.global_atomic_distinct_per_s
-    if "atomic_line_request_s" not in f:
+    if "atomic_request_s" not in f:
         return max(t.hot_address_atomics / d.global_atomic_same_address_per_s, distinct)
-    line = max(t.atomic_line_requests * f["atomic_line_request_s"],
-               t.atomic_line_float * f["atomic_same_word_float_s"]
-               + t.atomic_line_int * f["atomic_same_word_int_s"])
-    return max(line, t.atomic_requests / f["atomic_line_requests_per_s"], distinct)
+    return max(t.atomic_pair_seconds, t.atomic_requests / f["atomic_line_requests_per_s"],
+               distinct)
 
 
 def partial_store_seconds(sectors: float, lines: float, figures: dict) -> float:
@@ -799,8 +798,8 @@ def explain(bound: str, key: str, x: Launch, d, terms: dict, total: float, waves
     if bound == "atomics" and t.atomic_line_requests:
         return (f"atomics-bound: {t.global_atomics:.3g} atomics in {t.atomic_requests:.3g} "
                 f"requests to L2 lines; the busiest line takes {t.atomic_line_requests:.3g} of "
-                f"them one after another, and lanes that add to the same word wait for each "
-                f"other, {share}")
+                f"them one after another (with its neighbour in the same 256 bytes), and "
+                f"lanes that add to the same word wait for each other, {share}")
     if bound in ("atomics", "shared atomics"):
         return (f"atomics-bound: {t.global_atomics:.3g} atomics, {t.hot_address_atomics:.3g} "
                 f"on the busiest address, {share}")

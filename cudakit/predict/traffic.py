@@ -85,10 +85,10 @@ ROWS = 1 << 16  # warps per kind of access counted one by one (more: a spread su
 L2_KEPT = 0.5
 
 
-def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The sectors each warp's store covers only in part: three arrays, one entry per such
-    (warp, sector): the warp's row in the batch, the sector's number, and whether it is the
-    first of the warp's partial sectors in its 128-byte line.
+def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sectors each warp's store covers only in part: four arrays, one entry per such
+    (warp, sector): the warp's row in the batch, the sector's number, whether it is the
+    first of the warp's partial sectors in its 128-byte line, and the bytes it writes there.
 
     A warp storing 32 floats of one column of a row-major matrix leaves 32 sectors in 32
     lines partly written; a coalesced store 16 bytes off the sectors leaves 2, in 2 lines; an
@@ -98,13 +98,13 @@ def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> from types import SimpleNamespace as B
     >>> column = B(address=np.arange(32, dtype=np.uint64)[None] * 4096, size=4,
     ...            mask=np.ones((1, 32), bool), warps=1)
-    >>> rows, _, first = partial_writes(column)
+    >>> rows, _, first, _ = partial_writes(column)
     >>> int(rows.size), int(first.sum())
     (32, 32)
     >>> row = B(address=np.arange(32, dtype=np.uint64)[None] * 4 + 16, size=4,
     ...         mask=np.ones((1, 32), bool), warps=1)
     >>> [a.tolist() for a in partial_writes(row)]
-    [[0, 0], [0, 4], [True, True]]
+    [[0, 0], [0, 4], [True, True], [16.0, 16.0]]
     """
     none = np.iinfo(np.uint64).max
     ordered = _sorted_rows(np.where(batch.mask, batch.address, none))
@@ -123,7 +123,42 @@ def partial_writes(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     line = sectors * np.uint64(SECTOR) // np.uint64(counting.LINE)
     first_of_line = np.ones(rows.size, bool)
     first_of_line[1:] = (rows[1:] != rows[:-1]) | (line[1:] != line[:-1])
-    return rows, sectors, first_of_line
+    return rows, sectors, first_of_line, filled[partial]
+
+
+def merged_partial_writes(warp: np.ndarray, sector: np.ndarray, filled: np.ndarray,
+                          looped: np.ndarray, first_of_line: np.ndarray,
+                          weight: np.ndarray) -> tuple[float, float]:
+    """The partial-sector writes that reach the L2, and their line requests, from one entry
+    per (store instruction, warp, sector) (:func:`partial_writes`; ``warp``: one key per
+    warp of the grid, ``weight``: what each entry stands for).
+
+    The stores a warp runs once each (``looped`` false: not in a loop of more trips than
+    ptxas unrolls) leave the SM one after another and reach the L2 together: their parts of
+    one sector merge into one write, and none where together they fill it. A particle
+    update through an array of 24-byte structures (``p[i] = q``: four 4-byte stores, each
+    leaving 24 sectors of the warp's 768 bytes partly written) wrote 54 sectors per warp in
+    the L2 on an H200 (Nsight Compute), where the stores leave 96 parts, and its time was
+    its DRAM traffic's; stores in a longer loop drift apart and count one by one.
+
+    >>> warp, sector = np.zeros(4, np.int64), np.array([0, 0, 1, 1])
+    >>> merged_partial_writes(warp, sector, np.array([12.0, 20.0, 4.0, 4.0]),
+    ...                       np.zeros(4, bool), np.ones(4, bool), np.ones(4))
+    (1.0, 1.0)
+    """
+    once = ~looped
+    sectors = float((weight[looped]).sum())
+    lines = float((weight[looped] * first_of_line[looped]).sum())
+    if once.any():
+        keys = pair_keys(warp[once], sector[once])
+        ids, where = np.unique(keys, return_inverse=True)
+        still = np.bincount(where, filled[once], ids.size) < SECTOR  # still partial
+        share = np.bincount(where, weight[once], ids.size) / np.bincount(where, None, ids.size)
+        sectors += float(share[still].sum())
+        line_keys = pair_keys(warp[once], sector[once] * SECTOR // counting.LINE)
+        _, first = np.unique(line_keys[still[where]], return_index=True)
+        lines += float(weight[once][still[where]][first].sum())
+    return sectors, lines
 
 
 #: blocks this far apart in launch order start together and, without barriers, store in
@@ -352,8 +387,7 @@ class Traffic:
     hot_address_atomics: float = 0.0
     atomic_requests: float = 0.0  # atomic requests to the L2, one per warp and line
     atomic_line_requests: float = 0.0  # of those, to the line that receives the most
-    atomic_line_float: float = 0.0  # on the hottest line, floating-point atomics queued on
-    atomic_line_int: float = 0.0  # one word (the most lanes on a word, summed per request)
+    atomic_pair_seconds: float = 0.0  # the L2's time for the busiest aligned pair of lines
     constant_replays: float = 0.0  # a __constant__ read's distinct addresses beyond its first
     l1_hit_bytes: float = 0.0
     l2_read_requests: float = 0.0  # load requests with a sector from the L2 (L1 misses)
@@ -432,16 +466,17 @@ def _max_multiplicity(batch) -> np.ndarray:
     return np.maximum(best, batch.mask.any(axis=1).astype(np.int64))
 
 
-def line_requests(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def line_requests(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A warp's atomic goes to the L2 as one request per 128-byte line it touches: per such
-    request, ``(line, the most lanes on one word of it, the warp's row in the batch)``.
+    request, ``(line, the most lanes on one word of it, the sum over its 32-byte sectors of
+    the most lanes on one word of each, the warp's row in the batch)``.
 
     >>> from types import SimpleNamespace
-    >>> address = np.array([[0, 0, 4, 128] + [4] * 28], np.uint64)  # words 0, 1 and 32
-    >>> line, lanes, row = line_requests(SimpleNamespace(address=address,
-    ...                                                  mask=np.ones((1, 32), bool)))
-    >>> line.tolist(), lanes.tolist(), row.tolist()
-    ([0, 1], [29, 1], [0, 0])
+    >>> address = np.array([[0, 0, 4, 128] + [4] * 27 + [32]], np.uint64)  # words 0, 1, 8, 32
+    >>> line, lanes, steps, row = line_requests(SimpleNamespace(
+    ...     address=address, mask=np.ones((1, 32), bool)))
+    >>> line.tolist(), lanes.tolist(), steps.tolist(), row.tolist()
+    ([0, 1], [28, 1], [29, 1], [0, 0])
     """
     rows = np.broadcast_to(np.arange(batch.mask.shape[0])[:, None], batch.mask.shape)[batch.mask]
     words = (batch.address[batch.mask] >> np.uint64(2)).astype(np.int64)
@@ -450,10 +485,32 @@ def line_requests(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     start = np.r_[True, (rows[1:] != rows[:-1]) | (words[1:] != words[:-1])]
     lanes = np.diff(np.r_[np.flatnonzero(start), rows.size])  # lanes per (warp, word)
     rows, words = rows[start], words[start]
-    lines = words >> 5
+    sectors = words >> 3
+    first = np.r_[True, (rows[1:] != rows[:-1]) | (sectors[1:] != sectors[:-1])]
+    at = np.flatnonzero(first)
+    rows, sector_lanes = rows[at], np.maximum.reduceat(lanes, at)  # per (warp, sector)
+    lines = sectors[at] >> 2
     first = np.r_[True, (rows[1:] != rows[:-1]) | (lines[1:] != lines[:-1])]
     at = np.flatnonzero(first)
-    return lines[at], np.maximum.reduceat(lanes, at), rows[at]
+    return lines[at], np.maximum.reduceat(sector_lanes, at), \
+        np.add.reduceat(sector_lanes, at), rows[at]
+
+
+def atomic_request_seconds(lanes: np.ndarray, steps: np.ndarray, floating: bool,
+                           figures: dict) -> np.ndarray:
+    """The L2's time for atomic requests to one line (:func:`line_requests`' ``lanes`` and
+    ``steps``): a fixed part, and a step per lane queued on one word in each 32-byte sector
+    (``atomic_request_s``, ``atomic_sector_step_s``), or the request's most loaded word's
+    lanes one after another (``atomic_same_word_float_s`` or ``_int_s``), whichever is more.
+
+    >>> f = {"atomic_request_s": 1.6e-9, "atomic_sector_step_s": 5e-10,
+    ...      "atomic_same_word_float_s": 1.76e-9, "atomic_same_word_int_s": 7.3e-10}
+    >>> atomic_request_seconds(np.array([1, 32]), np.array([4, 32]), True, f).round(11)
+    array([3.600e-09, 5.632e-08])
+    """
+    word = figures["atomic_same_word_float_s" if floating else "atomic_same_word_int_s"]
+    return np.maximum(figures["atomic_request_s"] + figures["atomic_sector_step_s"] * steps,
+                      word * lanes)
 
 
 def grouped(accesses, limit: int = ROWS) -> list[tuple[AccessBatch, float]]:
@@ -821,37 +878,42 @@ def _hottest_line(t: Traffic, parts: list[tuple], scale: float, sampled: int) ->
     """The atomic requests of the line the launch's atomics load most (the L2 serves a
     line's requests one after another), from the sample's: a line that two or more sampled
     blocks update is shared by the grid and its load scales with it; one that a single
-    block updates is that block's own (``out[blockIdx.x]``) and does not."""
+    block updates is that block's own (``out[blockIdx.x]``) and does not. With each
+    request's seconds (:func:`atomic_request_seconds`), the busiest pair of neighbouring
+    lines' (``atomic_pair_seconds``): two lines in one aligned 256 bytes queue together (on
+    an H200, 2 hot lines 128 bytes apart took 2.0x their time 256 or more apart,
+    ``benchmarks/atomic_slices.py``)."""
     line = np.concatenate([p[0] for p in parts])
     ids, where = np.unique(line, return_inverse=True)
-    requests = np.bincount(where, np.concatenate([p[2] for p in parts]), ids.size)
-    serial = [np.bincount(where, np.concatenate([p[1] if p[4] is kind else np.zeros(p[1].size)
-                                                 for p in parts]), ids.size)
-              for kind in (True, False)]
-    blocks = np.unique(np.stack([where, np.concatenate([p[3] for p in parts])]), axis=1)[0]
+    requests = np.bincount(where, np.concatenate([p[1] for p in parts]), ids.size)
+    blocks = np.unique(np.stack([where, np.concatenate([p[2] for p in parts])]), axis=1)[0]
     shared = np.bincount(blocks, minlength=ids.size) > 1 if sampled > 1 else \
         np.ones(ids.size, bool)
     factor = np.where(shared, scale, 1.0)
     t.atomic_requests = float(requests.sum()) * scale
     t.atomic_line_requests = float((requests * factor).max())
-    t.atomic_line_float = float((serial[0] * factor).max())
-    t.atomic_line_int = float((serial[1] * factor).max())
+    seconds = np.bincount(where, np.concatenate([p[3] for p in parts]), ids.size) * factor
+    pairs, at = np.unique(ids >> 1, return_inverse=True)
+    t.atomic_pair_seconds = float(np.bincount(at, seconds, pairs.size).max())
 
 
 def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
-            blocks_per_wave: int, aggregated: bool = False, relaunch=None) -> Traffic:
+            blocks_per_wave: int, aggregated: bool = False, relaunch=None,
+            atomic_figures: dict | None = None) -> Traffic:
     """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`
     (``aggregated``: ptxas folds a warp's atomic adds to one address into one: such a
     request costs one add on its word, 0.1 ms where 0.98 ms would be predicted for the
     microbenchmark's ``atomic_same``, measured 0.10 ms; ``relaunch``: the device's
-    ``l2_relaunch`` curves, :func:`relaunch_misses`)."""
+    ``l2_relaunch`` curves, :func:`relaunch_misses`; ``atomic_figures``: the device's, to
+    price atomic requests, :func:`atomic_request_seconds`)."""
     t = Traffic()
     scale = sample.scale
     gx, gy = grid[0], grid[1]
     loads, stores = _Pairs(), _Pairs()
     atomic_addresses, stored, stored_sizes, stored_sectors = [], [], [], []
-    atomic_lines: list[tuple] = []  # per kind of atomic: line_requests, with weights
+    atomic_lines: list[tuple] = []  # per atomic: line, weight, block, seconds per request
     partial = ([], [], [], [], [])  # per partial write: sector, block, site, looped, first
+    parted = []  # and its warp, the bytes it writes into the sector, its weight
     edge_parts = [0.0, 0.0]  # partial writes at the ends of their request's run, and all
     for a, factor in grouped(sample.trace.accesses):
         sub, k = thinned(a)
@@ -886,9 +948,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             t.global_store_requests += requests
             t.global_store_sectors += sectors
             # every warp, not a thinned subset: a sector's parts are in neighbouring warps
-            prows, psectors, pfirst = partial_writes(a)
-            t.global_store_partial_sectors += factor * float(prows.size)
-            t.global_store_partial_lines += factor * float(pfirst.sum())
+            prows, psectors, pfirst, pfilled = partial_writes(a)
             if prows.size:  # a request with 2 parts or fewer: a run of lanes off a sector
                 per_request = np.bincount(prows)
                 edge_parts[0] += factor * float((per_request[prows] <= 2).sum())
@@ -904,6 +964,7 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
                                               np.full(prows.size, looped), pfirst),
                                     strict=True):
                 part.append(values)
+            parted.append((warps[prows], pfilled, np.full(prows.size, float(factor))))
             stores.add(bid[rows], secs)
             stored.append(a.address[a.mask])
             stored_sizes.append(np.full(stored[-1].size, a.size))
@@ -914,13 +975,19 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             t.global_store_sectors += sectors
             stores.add(bid[rows], secs)
             atomic_addresses.append(a.address[a.mask])
-            line, lanes, row = line_requests(sub)
+            line, lanes, steps, row = line_requests(sub)
             weight = np.full(line.size, k)
-            if aggregated:  # one word for the whole warp: a single add, queued as one lane
+            seconds = np.zeros(line.size)
+            if atomic_figures and "atomic_request_s" in atomic_figures:
+                seconds = atomic_request_seconds(lanes, steps, a.floating, atomic_figures) * k
+            if aggregated:  # one word for the whole warp: a single add on it, its only cost
                 single = np.bincount(row, minlength=sub.warps)[row] == 1
-                lanes, weight = np.where(single, 1, lanes), np.where(single, 0.0, weight)
-            atomic_lines.append((line, lanes * k, weight,
-                                 _block_ids(sub, gx, gy)[row], a.floating))
+                weight = np.where(single, 0.0, weight)
+                if atomic_figures and "atomic_request_s" in atomic_figures:
+                    word = atomic_figures["atomic_same_word_float_s" if a.floating
+                                          else "atomic_same_word_int_s"]
+                    seconds = np.where(single, word * k, seconds)
+            atomic_lines.append((line, weight, _block_ids(sub, gx, gy)[row], seconds))
     if atomic_addresses:
         _, counts = np.unique(np.concatenate(atomic_addresses), return_counts=True)
         t.hot_address_atomics = float(counts.max())
@@ -928,11 +995,15 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     ld_blocks, ld_sectors = loads.arrays()
     st_blocks, st_sectors = stores.arrays()
     if partial[0]:
+        warp, filled, weight = (np.concatenate(p) for p in zip(*parted, strict=True))
+        t.global_store_partial_sectors, t.global_store_partial_lines = merged_partial_writes(
+            warp, np.concatenate(partial[0]), filled, np.concatenate(partial[3]),
+            np.concatenate(partial[4]), weight)
         merges, lines = out_of_step_writes(*map(np.concatenate, partial), distinct(st_sectors),
                                            sample.counter.classes.get("barrier", 0) > 0,
                                            sample.runs)
-        t.global_store_merges = merges * t.global_store_partial_sectors
-        t.global_store_merge_lines = lines * t.global_store_partial_sectors
+        t.global_store_merges = merges * float(weight.sum())
+        t.global_store_merge_lines = lines * float(weight.sum())
     per_block = float(distinct(pair_keys(ld_blocks, ld_sectors)).size)
     sampled = sample.sampled_blocks
     # the reads DRAM can serve: not of sectors the launch wrote first (rule 2)
@@ -1000,10 +1071,13 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             SECTOR * scale
     if l2_bytes > 0 and partial[0] and t.dram_write_bytes:  # rule 4: sectors written in
         # part are read to be written back whole; only a sector some warp writes in part can
+        # be, and not one the kernel reads too (``p[i] = q`` of a structure read whole): it
+        # is in the L2 already
         base = np.int64(HEAP_BASE // SECTOR)
         lanes, sizes = np.concatenate(stored), np.concatenate(stored_sizes)
+        open_sectors = np.concatenate(partial[0])
         keep = _member((lanes // np.uint64(SECTOR)).astype(np.int64) - base,
-                       distinct(np.concatenate(partial[0])))
+                       distinct(open_sectors[~_member(open_sectors, distinct(ld_sectors))]))
         unfilled = unfilled_sectors(lanes[keep], sizes[keep],
                                     written=distinct(np.concatenate(stored_sectors)) + base)
         t.dram_read_bytes += unfilled * SECTOR * scale
