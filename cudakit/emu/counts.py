@@ -161,6 +161,16 @@ _EXPANDED = {
     ("div", "f64"): {"fp64": 8, "fp32": 3, "sfu": 1, "int": 1, "branch": 3},
     ("rcp", "f64"): {"fp64": 5, "fp32": 1, "sfu": 1, "int": 1, "branch": 3},
     ("sqrt", "f64"): {"fp64": 8, "sfu": 1, "int": 6, "branch": 3},
+    # 64-bit integer arithmetic on 32-bit pipes (nvdisasm of nvcc 13.0 -arch=sm_90): a compare
+    # is ISETP and ISETP.EX on the carry, a select two SELs, a right shift SHF.R.U64 and
+    # SHF.R.U32.HI, a multiply IMAD.WIDE.U32 and two IMADs for the high word (a Collatz
+    # step's loop: 9 PTX instructions, 16 in SASS). Adds, left shifts and multiplies by a
+    # 32-bit operand (``mul.wide``) are left at one: ptxas folds them into the addressing of
+    # the loads they feed (IMAD.WIDE, LEA and LEA.HI.X).
+    **{("setp", t): {"int": 2} for t in ("u64", "s64", "b64")},
+    **{("selp", t): {"int": 2} for t in ("u64", "s64", "b64")},
+    **{("shr", t): {"int": 2} for t in ("u64", "s64", "b64")},
+    **{("mul", t): {"imad": 3} for t in ("u64", "s64")},
 }
 
 #: what the slow path adds, per warp, when a lane's operands leave the fast path's range
@@ -294,7 +304,11 @@ EXPANSION_LATENCY = {("div", "f32"): 44, ("rcp", "f32"): 64, ("sqrt", "f32"): 44
 
 
 def expansion(opcode: str) -> tuple[str, str] | None:
-    """The :data:`_EXPANDED` key of an instruction sm_90 has no single instruction for."""
+    """The :data:`_EXPANDED` key of an instruction sm_90 has no single instruction for.
+
+    >>> expansion("setp.gt.u64"), expansion("mul.wide.u32"), expansion("add.s64")
+    (('setp', 'u64'), None, None)
+    """
     parts = opcode.split(".")
     types = [m for m in parts[1:] if m in _TYPES]
     exact = not ({"approx", "full"} & set(parts[1:]))

@@ -180,16 +180,21 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
                         l1_bytes_per_sm=l1 * together)
     slowest, slowest_shared = c.slowest
     warps = c.warps * s * sample.done  # not scaled by progress
+    # a kernel without loops waits no more often than its SASS makes a warp wait
+    ahead = global_waits(cubin, mangled)
+    chain = slowest / sample.done
+    grouped = min(1.0, ahead.periods() / chain) \
+        if ahead is not None and ahead.straight and chain > 0 else 1.0
     launch = Launch(classes=classes, issued=c.ops * s, cycles=c.cycles * s, warps=warps,
-                    periods=c.periods * s, shared_periods=c.shared_periods * s,
-                    chain_periods=slowest / sample.done,
+                    periods=c.periods * s * grouped, shared_periods=c.shared_periods * s,
+                    chain_periods=chain * grouped,
                     chain_shared_periods=slowest_shared / sample.done,
                     blocks=sample.total_blocks, warps_per_block=o.warps_per_block,
                     blocks_per_sm=resident, traffic=t,
                     schedule=shared_waits(cubin, mangled), stalls=stall_cycles(cubin, mangled),
                     banks=(conflict_cycles(cubin, mangled) or 0.0)
                     if float(dev.compute_capability) >= 7.0 else 0.0,  # Volta's banks on
-                    fetch=fetch, fetch_spread=spread, loads_ahead=global_waits(cubin, mangled),
+                    fetch=fetch, fetch_spread=spread, loads_ahead=ahead,
                     bulk_copies=c.bulk_copies * s)
     e = estimate(launch, dev)
     counts = {

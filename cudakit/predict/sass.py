@@ -248,6 +248,25 @@ class GlobalWaits:
 
     distances: tuple[int, ...]
     copies: tuple[tuple[int, int], ...] = ()
+    #: in a function without loops, per wait: its position and that of the last load it
+    #: waits for (:meth:`periods`)
+    straight: tuple[tuple[int, int], ...] = ()
+
+    def periods(self) -> int:
+        """The memory periods of a function without loops (Hong and Kim's: the loads in
+        flight together, ended by the first wait for one of them): a wait for a load issued
+        before the period's first wait ends no period of its own. ptxas turns short guarded
+        loads into predicated ones and issues them a few at a time (a 5 x 5 filter's 25
+        guarded loads: 22 waits in 7 periods), where the PTX uses each load before the next.
+
+        >>> GlobalWaits((10, 9, 8), straight=((10, 0), (11, 2), (30, 20))).periods()
+        2
+        """
+        count, end = 0, -1
+        for wait, load in self.straight:
+            if load > end:  # issued after the last period ended: this wait ends another
+                count, end = count + 1, wait
+        return count
 
     def exposed(self, latency: float, cycles_per_instruction: float,
                 turns: float | None = None, per_tensor: float = 0.0) -> float:
@@ -302,9 +321,11 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
     for name, (instructions, loops) in parsed.items():
         distances: list[int] = []
         copies: list[tuple[int, int]] = []
+        straight: list[tuple[int, int]] = []
         passes = 2 if loops else 1
         for start, end in loops or [(0, len(instructions) - 1)]:
             pending: dict[int, int] = {}  # scoreboard -> position of its first load
+            last: dict[int, int] = {}  # and of its last
             groups: list[int] = []  # committed groups of LDGSTS: the first one's position
             group: int | None = None  # the group being issued
             tensor = [0]  # tensor instructions issued before each position
@@ -328,14 +349,17 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
                     first = pending.pop(board)
                     if kept:
                         distances.append(position - first)
+                    if not loops:
+                        straight.append((position, last.pop(board)))
                 if base in ("LDG", "LDL") and sets != 7:
                     pending.setdefault(sets, position)
+                    last[sets] = position
                 elif base == "LDGSTS" and group is None:
                     group = position
                 elif base == "LDGDEPBAR" and group is not None:
                     groups.append(group)
                     group = None
-        out[name] = GlobalWaits(tuple(distances), tuple(copies))
+        out[name] = GlobalWaits(tuple(distances), tuple(copies), tuple(straight))
     return out
 
 

@@ -135,7 +135,8 @@ def merged_partial_writes(warp: np.ndarray, sector: np.ndarray, filled: np.ndarr
 
     The stores a warp runs once each (``looped`` false: not in a loop of more trips than
     ptxas unrolls) leave the SM one after another and reach the L2 together: their parts of
-    one sector merge into one write, and none where together they fill it. A particle
+    one sector merge into one write, and none where together they fill it; each store still
+    sends its own requests to the lines it leaves partly written. A particle
     update through an array of 24-byte structures (``p[i] = q``: four 4-byte stores, each
     leaving 24 sectors of the warp's 768 bytes partly written) wrote 54 sectors per warp in
     the L2 on an H200 (Nsight Compute), where the stores leave 96 parts, and its time was
@@ -144,7 +145,7 @@ def merged_partial_writes(warp: np.ndarray, sector: np.ndarray, filled: np.ndarr
     >>> warp, sector = np.zeros(4, np.int64), np.array([0, 0, 1, 1])
     >>> merged_partial_writes(warp, sector, np.array([12.0, 20.0, 4.0, 4.0]),
     ...                       np.zeros(4, bool), np.ones(4, bool), np.ones(4))
-    (1.0, 1.0)
+    (1.0, 2.0)
     """
     once = ~looped
     sectors = float((weight[looped]).sum())
@@ -155,9 +156,8 @@ def merged_partial_writes(warp: np.ndarray, sector: np.ndarray, filled: np.ndarr
         still = np.bincount(where, filled[once], ids.size) < SECTOR  # still partial
         share = np.bincount(where, weight[once], ids.size) / np.bincount(where, None, ids.size)
         sectors += float(share[still].sum())
-        line_keys = pair_keys(warp[once], sector[once] * SECTOR // counting.LINE)
-        _, first = np.unique(line_keys[still[where]], return_index=True)
-        lines += float(weight[once][still[where]][first].sum())
+        kept = still[where]  # each store still sends its own request to the line
+        lines += float((weight[once] * first_of_line[once])[kept].sum())
     return sectors, lines
 
 
