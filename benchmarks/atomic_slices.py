@@ -1,10 +1,9 @@
 """Where float ``atomicAdd`` on a few hot lines waits: 2^24 threads add to L lines (2, 8
 or 32) whose starts lie a stride apart (128 B to 64 kB), each lane to a random line and to
-its first word or to a random one of its 32 words. Recorded on an H200 in session 33 and not
-yet used by the model: its atomic term serialises each line's requests at one rate
-(``atomic_line_request_s``, measured with 32 lanes a request), where these times depend on
-the lanes a request carries and on which lines share an L2 slice (32 lines packed took
-1.43 ms, 2 kB apart 0.46 ms, 64 kB apart 1.07 ms).
+its first word or to a random one of its 32 words. Recorded on an H200 in session 33: the
+times depend on the lanes a request carries and on which lines share an L2 slice (32 lines
+packed took 1.43 ms, 2 kB apart 0.46 ms, 64 kB apart 1.07 ms). With ``atomic_spread``'s
+patterns, these are what ``benchmarks/atomic_fit.py`` fits the model's request costs to.
 
     python -m benchmarks.atomic_slices --record benchmarks/fixtures/h200_atomic_slices.json  # GPU
     python -m benchmarks.atomic_slices                                           # the table

@@ -19,9 +19,9 @@ load or store per register it moves: :func:`cudakit.emu.wmma.sass_count`; ``ldma
 instruction (``ld.param`` and ``mov`` of a register become operands; ``cvta`` is an identity on
 sm_90).
 A warp instruction is counted once per warp with at least one active lane, predicated-off
-lanes included, as the hardware issues it. Integer division and remainder, and IEEE float
-division, square root and reciprocal, count the SASS instructions ptxas expands them into
-(:func:`sass_slots`).
+lanes included, as the hardware issues it. Integer division and remainder, IEEE float
+division, square root and reciprocal, and 64-bit compares, selects, right shifts and
+multiplies count the SASS instructions ptxas expands them into (:func:`sass_slots`).
 
 *Memory periods* (Hong & Kim's waits, on a warp's in-order issue). A load from global or
 local memory marks its destination registers pending; the first later instruction that reads
