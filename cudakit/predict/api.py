@@ -168,10 +168,12 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     together = min(resident, -(-sample.total_blocks // dev.sm_count))
     shared_per_sm = together * (info.shared_static + int(shared))
     l1 = max(dev.l1_bytes_per_sm - shared_per_sm, 0) / together
+    ahead = global_waits(cubin, mangled)
     t = traffic(sample, grid3, buffers, l1_bytes_per_block=l1, l2_bytes=dev.l2_bytes,
                 blocks_per_wave=dev.sm_count * resident,
                 aggregated=aggregates_atomics(cubin, mangled),
-                relaunch=dev.figures.get("l2_relaunch"), atomic_figures=dev.figures)
+                relaunch=dev.figures.get("l2_relaunch"), atomic_figures=dev.figures,
+                stores_together=ahead is None or not ahead.stores_apart)
     c, s = sample.instructions
     classes = {k: v * s for k, v in c.classes.items()}
     if (spilled := spills(cubin, mangled)) is not None:  # ptxas's, not in the PTX run
@@ -181,7 +183,6 @@ def predict(source_or_kernel, kernel_name: str | None = None, *, grid, block, ar
     slowest, slowest_shared = c.slowest
     warps = c.warps * s * sample.done  # not scaled by progress
     # a kernel without loops waits no more often than its SASS makes a warp wait
-    ahead = global_waits(cubin, mangled)
     chain = slowest / sample.done
     grouped = min(1.0, ahead.periods() / chain) \
         if ahead is not None and ahead.straight and chain > 0 else 1.0

@@ -251,6 +251,9 @@ class GlobalWaits:
     #: in a function without loops, per wait: its position and that of the last load it
     #: waits for (:meth:`periods`)
     straight: tuple[tuple[int, int], ...] = ()
+    #: whether a branch, call or barrier lies between the function's first and last global
+    #: store (as around a double division's slow path): its stores leave the SM apart
+    stores_apart: bool = False
 
     def periods(self) -> int:
         """The memory periods of a function without loops (Hong and Kim's: the loads in
@@ -287,6 +290,10 @@ class GlobalWaits:
         if not waits or latency <= 0:
             return 1.0
         return sum(max(0.0, latency - w) for w in waits) / (len(waits) * latency)
+
+
+#: instructions that keep the stores on either side of them apart in time
+_BETWEEN_STORES = {"BRA", "BSSY", "BSYNC", "CALL", "BAR", "WARPSYNC", "RET"}
 
 
 def read_global_waits(listing: str) -> dict[str, GlobalWaits]:
@@ -359,7 +366,11 @@ def _global_waits(parsed: dict) -> dict[str, GlobalWaits]:
                 elif base == "LDGDEPBAR" and group is not None:
                     groups.append(group)
                     group = None
-        out[name] = GlobalWaits(tuple(distances), tuple(copies), tuple(straight))
+        stores = [k for k, instruction in enumerate(instructions)
+                  if instruction[4].startswith("STG")]
+        apart = bool(stores) and any(instruction[4].split(".")[0] in _BETWEEN_STORES
+                                     for instruction in instructions[stores[0]:stores[-1]])
+        out[name] = GlobalWaits(tuple(distances), tuple(copies), tuple(straight), apart)
     return out
 
 

@@ -899,13 +899,15 @@ def _hottest_line(t: Traffic, parts: list[tuple], scale: float, sampled: int) ->
 
 def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
             blocks_per_wave: int, aggregated: bool = False, relaunch=None,
-            atomic_figures: dict | None = None) -> Traffic:
+            atomic_figures: dict | None = None, stores_together: bool = True) -> Traffic:
     """The launch's :class:`Traffic` from its :class:`~cudakit.predict.sample.Sample`
     (``aggregated``: ptxas folds a warp's atomic adds to one address into one: such a
     request costs one add on its word, 0.1 ms where 0.98 ms would be predicted for the
     microbenchmark's ``atomic_same``, measured 0.10 ms; ``relaunch``: the device's
     ``l2_relaunch`` curves, :func:`relaunch_misses`; ``atomic_figures``: the device's, to
-    price atomic requests, :func:`atomic_request_seconds`)."""
+    price atomic requests, :func:`atomic_request_seconds`; ``stores_together``: whether
+    ptxas issues the kernel's stores without a branch between them, so that a warp's
+    parts of a sector can merge, :func:`merged_partial_writes`)."""
     t = Traffic()
     scale = sample.scale
     gx, gy = grid[0], grid[1]
@@ -997,8 +999,8 @@ def traffic(sample, grid, buffers, *, l1_bytes_per_block: float, l2_bytes: int,
     if partial[0]:
         warp, filled, weight = (np.concatenate(p) for p in zip(*parted, strict=True))
         t.global_store_partial_sectors, t.global_store_partial_lines = merged_partial_writes(
-            warp, np.concatenate(partial[0]), filled, np.concatenate(partial[3]),
-            np.concatenate(partial[4]), weight)
+            warp, np.concatenate(partial[0]), filled,
+            np.concatenate(partial[3]) | (not stores_together), np.concatenate(partial[4]), weight)
         merges, lines = out_of_step_writes(*map(np.concatenate, partial), distinct(st_sectors),
                                            sample.counter.classes.get("barrier", 0) > 0,
                                            sample.runs)

@@ -485,3 +485,18 @@ def test_a_block_alone_on_its_sm_waits_for_all_its_warps_data():
     per_clock = d.l2_read_gbs * 1e9 / d.sm_count / d.clock_hz
     assert transfer == pytest.approx(8 * 4 * 128 / per_clock)
     assert hong_kim(alone, d, 8)[0] == pytest.approx(hong_kim(shared, d, 8)[0] + 100 * transfer)
+
+
+def test_stores_with_a_division_between_them_leave_apart():
+    """The particle update's four stores are one straight run in its SASS, so a warp's
+    parts of a sector merge; a normalisation's three stores each follow a double division,
+    whose slow path is a call behind a branch, and the H200 took them apart (its time was the
+    parts merged one by one)."""
+    assert nvdisasm_path(), "nvdisasm missing: tools/setup-venv installs nvidia-cuda-nvdisasm"
+    from benchmarks.peer_times import FRESH
+
+    for file, kernel, apart in (("eleventh.cu", "particles_step", False),
+                                ("double_math.cu", "normalize3", True)):
+        compiled = cudakit.compile((FRESH / file).read_text())
+        info = next(k for k in compiled.kernels.values() if k.name == kernel)
+        assert global_waits(compiled.cubin, info.mangled).stores_apart is apart, kernel
