@@ -151,7 +151,7 @@ def merged_partial_writes(warp: np.ndarray, sector: np.ndarray, filled: np.ndarr
     sectors = float((weight[looped]).sum())
     lines = float((weight[looped] * first_of_line[looped]).sum())
     if once.any():
-        keys = pair_keys(warp[once], sector[once])
+        keys = pair_keys(np.unique(warp[once], return_inverse=True)[1], sector[once])
         ids, where = np.unique(keys, return_inverse=True)
         still = np.bincount(where, filled[once], ids.size) < SECTOR  # still partial
         share = np.bincount(where, weight[once], ids.size) / np.bincount(where, None, ids.size)
