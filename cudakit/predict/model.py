@@ -53,10 +53,10 @@ literature's, with no constant fitted to the labs' measurements:
 * **Constant cache**: a warp's ``__constant__`` read is split into one request per distinct
   address (Programming Guide, "Constant Memory"); the requests beyond the first are served at
   ``constant_replays_per_clk_per_sm`` per clock per SM (measured; absent figure: no term).
-* **Atomics**: the L2 serves the requests to one line one after another, the lanes on one
-  word of a request one after another (:func:`atomic_seconds`, measured); all atomics share
-  the L2's atomic rate; shared-memory atomics serialise on their most contended address
-  within a warp.
+* **Atomics**: the L2 serves the requests to an aligned pair of lines one after another,
+  each priced by the lanes it queues on a word (:func:`atomic_seconds`, fitted to measured
+  probes); all atomics share the L2's atomic rate; shared-memory atomics serialise on their
+  most contended address within a warp.
 * Overlapping parts combine as **max** (a GPU overlaps memory, issue and latency across
   warps); only the fixed cost of a launch (``kernel_min_us``) is **added**, as launch
   latency is paid before the first block starts (the latency + bandwidth model of textbook
