@@ -29,6 +29,23 @@ def shell():
     return ip
 
 
+@pytest.fixture
+def emulate():
+    """``emulate(module, kernel, args, grid, block)``: ``kernel`` of an emulator module run
+    on host arrays (PyCUDA's ``InOut``), each array argument as the kernel left it (copies:
+    the caller's stay as they were), None for the scalars."""
+    import numpy as np
+
+    from cudakit import emu
+
+    def run(module, kernel, args, grid, block):
+        out = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        module.get_function(kernel)(*[emu.InOut(a) if isinstance(a, np.ndarray) else a
+                                      for a in out], grid=grid, block=block)
+        return [a if isinstance(a, np.ndarray) else None for a in out]
+    return run
+
+
 def pytest_collection_modifyitems(config, items):
     if gpu_available():
         return

@@ -22,17 +22,10 @@ def rng():
     return np.random.default_rng(11)
 
 
-def _run(module, kernel, args, grid, block):
-    dev = [emu.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-    module.get_function(kernel)(*dev, grid=grid, block=block)
-    return [emu.from_device_like(d, a) if isinstance(a, np.ndarray) else None
-            for d, a in zip(dev, args, strict=True)]
-
-
-def test_histogram_private(eleventh, rng):
+def test_histogram_private(emulate, eleventh, rng):
     data = rng.integers(0, 256, 5000).astype(np.uint8)
-    bins = _run(eleventh, "histogram_private",
-                [data, np.zeros(256, np.uint32), np.int32(data.size)], (3,), (256,))[1]
+    bins = emulate(eleventh, "histogram_private",
+                   [data, np.zeros(256, np.uint32), np.int32(data.size)], (3,), (256,))[1]
     np.testing.assert_array_equal(bins, np.bincount(data, minlength=256))
 
 
@@ -43,43 +36,43 @@ def _conv5(img):
 
 
 @pytest.mark.parametrize("kernel", ["conv5_constant", "conv5_tiled"])
-def test_conv5(eleventh, rng, kernel):
+def test_conv5(emulate, eleventh, rng, kernel):
     h, w = 21, 37  # not multiples of the 16 x 16 tile
     img = rng.random((h, w), dtype=np.float32)
-    out = _run(eleventh, kernel, [img, np.zeros_like(img), np.int32(w), np.int32(h)],
-               (3, 2), (16, 16))[1]
+    out = emulate(eleventh, kernel, [img, np.zeros_like(img), np.int32(w), np.int32(h)],
+                  (3, 2), (16, 16))[1]
     np.testing.assert_allclose(out, _conv5(img), rtol=1e-5, atol=1e-6)
 
 
-def test_scan_hillis_steele(eleventh, rng):
+def test_scan_hillis_steele(emulate, eleventh, rng):
     x = rng.integers(0, 100, 2048).astype(np.int32)
-    out = _run(eleventh, "scan_hillis_steele", [x, np.zeros_like(x)], (2,), (1024,))[1]
+    out = emulate(eleventh, "scan_hillis_steele", [x, np.zeros_like(x)], (2,), (1024,))[1]
     np.testing.assert_array_equal(out, np.cumsum(x.reshape(2, 1024), axis=1).ravel())
 
 
-def test_dot_shuffle(eleventh, rng):
+def test_dot_shuffle(emulate, eleventh, rng):
     a, b = rng.random(3000, dtype=np.float32), rng.random(3000, dtype=np.float32)
-    out = _run(eleventh, "dot_shuffle", [a, b, np.zeros(1, np.float32), np.int32(3000)],
-               (2,), (256,))[2]
+    out = emulate(eleventh, "dot_shuffle", [a, b, np.zeros(1, np.float32), np.int32(3000)],
+                  (2,), (256,))[2]
     assert out[0] == pytest.approx(float(a.astype(np.float64) @ b), rel=1e-5)
 
 
-def test_rgb_to_grey(eleventh, rng):
+def test_rgb_to_grey(emulate, eleventh, rng):
     rgb = rng.integers(0, 256, (1000, 3)).astype(np.uint8)
-    grey = _run(eleventh, "rgb_to_grey", [rgb, np.zeros(1000, np.uint8), np.int32(1000)],
-                (4,), (256,))[1]
+    grey = emulate(eleventh, "rgb_to_grey", [rgb, np.zeros(1000, np.uint8), np.int32(1000)],
+                   (4,), (256,))[1]
     want = np.floor(rgb.astype(np.float32) @ np.float32([0.299, 0.587, 0.114]) + 0.5)
     assert np.abs(grey.astype(int) - want.astype(int)).max() <= 1  # float32 sums, rounding
     assert np.mean(grey == want) > 0.99
 
 
-def test_particles_step(eleventh, rng):
+def test_particles_step(emulate, eleventh, rng):
     p = rng.uniform(0, 1, (700, 6)).astype(np.float32)
     p[:, 3:] -= 0.5
     p[:5, 2] = 1e-4  # some fall through the floor in this step
     p[:5, 5] = -1.0
     dt = np.float32(0.01)
-    out = _run(eleventh, "particles_step", [p.copy(), np.int32(700), dt], (3,), (256,))[0]
+    out = emulate(eleventh, "particles_step", [p.copy(), np.int32(700), dt], (3,), (256,))[0]
     q = p.astype(np.float64)
     q[:, 5] -= 9.81 * dt
     q[:, :3] += q[:, 3:] * dt
@@ -90,11 +83,11 @@ def test_particles_step(eleventh, rng):
     np.testing.assert_allclose(out, q, rtol=1e-5, atol=1e-6)
 
 
-def test_life_step(eleventh, rng):
+def test_life_step(emulate, eleventh, rng):
     h, w = 12, 40
     now = rng.integers(0, 2, (h, w)).astype(np.uint8)
-    nxt = _run(eleventh, "life_step", [now, np.zeros_like(now), np.int32(w), np.int32(h)],
-               (2, 2), (32, 8))[1]
+    nxt = emulate(eleventh, "life_step", [now, np.zeros_like(now), np.int32(w), np.int32(h)],
+                  (2, 2), (32, 8))[1]
     alive = sum(np.roll(np.roll(now.astype(int), dy, 0), dx, 1)
                 for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
     np.testing.assert_array_equal(nxt, (alive == 3) | ((alive == 2) & (now == 1)))
@@ -108,44 +101,44 @@ def _collatz(v: int) -> int:
     return steps
 
 
-def test_collatz_steps(eleventh, rng):
+def test_collatz_steps(emulate, eleventh, rng):
     start = np.concatenate([[1, 2, 27, 77031], rng.integers(1, 1 << 22, 296)]).astype(np.uint32)
-    steps = _run(eleventh, "collatz_steps", [start, np.zeros(300, np.uint32), np.int32(300)],
-                 (2,), (256,))[1]
+    steps = emulate(eleventh, "collatz_steps", [start, np.zeros(300, np.uint32), np.int32(300)],
+                    (2,), (256,))[1]
     assert steps[2] == 111 and steps[3] == 350  # known lengths
     np.testing.assert_array_equal(steps, [_collatz(int(v)) for v in start])
 
 
-def test_digit_counts(eleventh, rng):
+def test_digit_counts(emulate, eleventh, rng):
     keys = rng.integers(0, 2**32, 3 * 4096 - 100, dtype=np.uint64).astype(np.uint32)
-    counts = _run(eleventh, "digit_counts",
-                  [keys, np.zeros(48, np.uint32), np.int32(keys.size), np.int32(8)],
-                  (3,), (256,))[1]
+    counts = emulate(eleventh, "digit_counts",
+                     [keys, np.zeros(48, np.uint32), np.int32(keys.size), np.int32(8)],
+                     (3,), (256,))[1]
     digits = np.pad((keys >> 8) & 15, (0, 100), constant_values=16).reshape(3, 4096)
     want = np.stack([np.bincount(d, minlength=17)[:16] for d in digits])
     np.testing.assert_array_equal(counts.reshape(3, 16), want)
 
 
-def test_matvec_rows(eleventh, rng):
+def test_matvec_rows(emulate, eleventh, rng):
     a = rng.uniform(-1, 1, (300, 70)).astype(np.float32)
     x = rng.random(70, dtype=np.float32)
-    y = _run(eleventh, "matvec_rows", [a, x, np.zeros(300, np.float32), np.int32(300),
+    y = emulate(eleventh, "matvec_rows", [a, x, np.zeros(300, np.float32), np.int32(300),
                                        np.int32(70)], (3,), (128,))[2]
     np.testing.assert_allclose(y, a.astype(np.float64) @ x, rtol=1e-5, atol=1e-5)
 
 
-def test_tile_row_sums(eleventh, rng):
+def test_tile_row_sums(emulate, eleventh, rng):
     a = rng.random((64, 96), dtype=np.float32)
-    sums = _run(eleventh, "tile_row_sums", [a, np.zeros(64 * 96 // 32, np.float32),
+    sums = emulate(eleventh, "tile_row_sums", [a, np.zeros(64 * 96 // 32, np.float32),
                                             np.int32(96)], (3, 2), (32, 8))[1]
     want = a.astype(np.float64).reshape(2, 32, 3, 32).sum(axis=3).transpose(0, 2, 1)
     np.testing.assert_allclose(sums.reshape(2, 96), want.reshape(2, 96), rtol=1e-5)
 
 
-def test_hash_rounds(eleventh, rng):
+def test_hash_rounds(emulate, eleventh, rng):
     keys = rng.integers(0, 2**32, 500, dtype=np.uint64).astype(np.uint32)
-    out = _run(eleventh, "hash_rounds", [keys, np.zeros_like(keys), np.int32(500)],
-               (2,), (256,))[1]
+    out = emulate(eleventh, "hash_rounds", [keys, np.zeros_like(keys), np.int32(500)],
+                  (2,), (256,))[1]
     h = keys.astype(np.uint64) ^ 0x9E3779B9
     mask = np.uint64(0xFFFFFFFF)
     for r in range(16):
@@ -156,10 +149,10 @@ def test_hash_rounds(eleventh, rng):
     np.testing.assert_array_equal(out, h.astype(np.uint32))
 
 
-def test_saxpy_few_blocks(eleventh, rng):
+def test_saxpy_few_blocks(emulate, eleventh, rng):
     x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)
-    out = _run(eleventh, "saxpy_few_blocks", [np.float32(2.0), x, y.copy(), np.int32(5000)],
-               (3,), (256,))[2]
+    out = emulate(eleventh, "saxpy_few_blocks", [np.float32(2.0), x, y.copy(), np.int32(5000)],
+                  (3,), (256,))[2]
     np.testing.assert_allclose(out, 2 * x + y, rtol=1e-6)
 
 

@@ -20,35 +20,28 @@ def rng():
     return np.random.default_rng(3)
 
 
-def _run(module, kernel, args, grid, block):
-    dev = [emu.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-    module.get_function(kernel)(*dev, grid=grid, block=block)
-    return [emu.from_device_like(d, a) if isinstance(a, np.ndarray) else None
-            for d, a in zip(dev, args, strict=True)]
-
-
 @pytest.mark.parametrize("cols", [300, 301])
-def test_softmax_rows(tenth, rng, cols):
+def test_softmax_rows(emulate, tenth, rng, cols):
     x = rng.uniform(-4, 4, (5, cols)).astype(np.float32)
-    y = _run(tenth, "softmax_rows", [x, np.zeros_like(x), np.int32(cols)], (5,), (128,))[1]
+    y = emulate(tenth, "softmax_rows", [x, np.zeros_like(x), np.int32(cols)], (5,), (128,))[1]
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
-def test_layernorm_warp(tenth, rng):
+def test_layernorm_warp(emulate, tenth, rng):
     x = rng.uniform(-1, 1, (12, 1024)).astype(np.float32)
     gain, bias = rng.random(1024, dtype=np.float32), rng.random(1024, dtype=np.float32)
-    y = _run(tenth, "layernorm_warp", [x, gain, bias, np.zeros_like(x), np.int32(12)], (2,),
-             (256,))[3]
+    y = emulate(tenth, "layernorm_warp", [x, gain, bias, np.zeros_like(x), np.int32(12)], (2,),
+                (256,))[3]
     want = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(y, want * gain + bias, rtol=1e-4, atol=1e-5)
 
 
-def test_sobel_u8(tenth, rng):
+def test_sobel_u8(emulate, tenth, rng):
     h, w = 20, 70
     img = rng.integers(0, 256, (h, w)).astype(np.uint8)
-    out = _run(tenth, "sobel_u8", [img, np.zeros_like(img), np.int32(w), np.int32(h)],
-               (3, 3), (32, 8))[1]
+    out = emulate(tenth, "sobel_u8", [img, np.zeros_like(img), np.int32(w), np.int32(h)],
+                  (3, 3), (32, 8))[1]
     p = img.astype(np.int64)
     gx = (p[:-2, 2:] + 2 * p[1:-1, 2:] + p[2:, 2:]) - (p[:-2, :-2] + 2 * p[1:-1, :-2] + p[2:, :-2])
     gy = (p[2:, :-2] + 2 * p[2:, 1:-1] + p[2:, 2:]) - (p[:-2, :-2] + 2 * p[:-2, 1:-1] + p[:-2, 2:])
@@ -57,23 +50,23 @@ def test_sobel_u8(tenth, rng):
     np.testing.assert_array_equal(out, want)
 
 
-def test_transpose_f64(tenth, rng):
+def test_transpose_f64(emulate, tenth, rng):
     a = rng.random((64, 64))
-    out = _run(tenth, "transpose_f64", [a, np.zeros_like(a), np.int32(64)], (2, 2), (32, 8))[1]
+    out = emulate(tenth, "transpose_f64", [a, np.zeros_like(a), np.int32(64)], (2, 2), (32, 8))[1]
     np.testing.assert_array_equal(out, a.T)
 
 
-def test_dot_int8(tenth, rng):
+def test_dot_int8(emulate, tenth, rng):
     a, b = (rng.integers(-2**31, 2**31, 5000).astype(np.int32) for _ in range(2))
-    total = _run(tenth, "dot_int8", [a, b, np.int64(5000), np.zeros(1, np.int32)], (4,),
-                 (128,))[3]
+    total = emulate(tenth, "dot_int8", [a, b, np.int64(5000), np.zeros(1, np.int32)], (4,),
+                    (128,))[3]
     want = (a.view(np.int8).astype(np.int64) * b.view(np.int8)).sum()
     assert total[0] == want
 
 
-def test_weighted_bins(tenth, rng):
+def test_weighted_bins(emulate, tenth, rng):
     v, w = rng.random(3000, dtype=np.float32), rng.random(3000, dtype=np.float32)
-    bins = _run(tenth, "weighted_bins", [v, w, np.zeros(16, np.float32), np.int32(3000),
+    bins = emulate(tenth, "weighted_bins", [v, w, np.zeros(16, np.float32), np.int32(3000),
                                          np.int32(16)], (12,), (256,))[2]
     np.testing.assert_allclose(bins, np.bincount((v * 16).astype(int), w, 16), rtol=1e-5)
 
@@ -92,36 +85,36 @@ def test_bitonic_steps_sort(tenth, rng):
     np.testing.assert_array_equal(emu.from_device_like(dev, a), np.sort(a))
 
 
-def test_stencil_1d(tenth, rng):
+def test_stencil_1d(emulate, tenth, rng):
     x, w = rng.random(1024, dtype=np.float32), rng.random(17, dtype=np.float32)
-    out = _run(tenth, "stencil_1d", [x, np.zeros_like(x), w, np.int32(1024)], (4,), (256,))[1]
+    out = emulate(tenth, "stencil_1d", [x, np.zeros_like(x), w, np.int32(1024)], (4,), (256,))[1]
     padded = np.pad(x.astype(np.float64), 8)
     want = sum(w[k] * padded[k:k + 1024] for k in range(17))
     np.testing.assert_allclose(out, want, rtol=1e-5)
 
 
-def test_haxpy(tenth, rng):
+def test_haxpy(emulate, tenth, rng):
     x, y = (rng.uniform(-1, 1, 600).astype(np.float16) for _ in range(2))
     a = np.float16([0.5, 2.0])
-    out = _run(tenth, "haxpy", [np.int32(300), a.view(np.uint32)[0], x, y.copy()], (2,),
-               (64,))[3]
+    out = emulate(tenth, "haxpy", [np.int32(300), a.view(np.uint32)[0], x, y.copy()], (2,),
+                  (64,))[3]
     want = (np.tile(a, 300).astype(np.float64) * x + y).astype(np.float16)
     np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
 
 
 @pytest.mark.parametrize("kernel", ["row_sums", "column_sums"])
-def test_sums(tenth, rng, kernel):
+def test_sums(emulate, tenth, rng, kernel):
     m = rng.random((256, 512), dtype=np.float32)
     axis, n = (1, 256) if kernel == "row_sums" else (0, 512)
-    out = _run(tenth, kernel, [m, np.zeros(n, np.float32), np.int32(256), np.int32(512)],
-               (n // 256,), (256,))[1]
+    out = emulate(tenth, kernel, [m, np.zeros(n, np.float32), np.int32(256), np.int32(512)],
+                  (n // 256,), (256,))[1]
     np.testing.assert_allclose(out, m.astype(np.float64).sum(axis=axis), rtol=1e-5)
 
 
-def test_sum_tiles(tenth, rng):
+def test_sum_tiles(emulate, tenth, rng):
     x = rng.random(10_000, dtype=np.float32)
-    total = _run(tenth, "sum_tiles", [x, np.zeros(1, np.float32), np.int32(10_000)], (8,),
-                 (128,))[1]
+    total = emulate(tenth, "sum_tiles", [x, np.zeros(1, np.float32), np.int32(10_000)], (8,),
+                    (128,))[1]
     assert total[0] == pytest.approx(x.astype(np.float64).sum(), rel=1e-5)
 
 
