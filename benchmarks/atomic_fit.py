@@ -6,8 +6,8 @@ a request, with the busiest aligned pair of lines' requests one after another.
 The probes are ``benchmarks/atomic_spread.py`` (36 patterns on the H100,
 ``fixtures/h100_atomic_spread.json``) and ``benchmarks/atomic_slices.py`` (54 on the H200,
 ``fixtures/h200_atomic_slices.json``; the two GPUs' L2s took the same times on
-``atomic_spread``). Each pattern's keys are drawn again as the probe drew them, for 2^13 of
-its 2^19 warps, and split into line requests by the model's own
+``atomic_spread``). Each pattern's keys are drawn again by the probe's own ``keys``, for
+2^13 of its 2^19 warps, and split into line requests by the model's own
 :func:`~cudakit.predict.traffic.line_requests`; the fit is least squares on the logarithm of
 predicted over measured time, on a grid of 0.1 ns by 0.05 ns.
 
@@ -44,19 +44,14 @@ def _patterns() -> list[tuple[str, bool, float, np.ndarray]]:
     out = []
     spread = json.loads((FIXTURES / "h100_atomic_spread.json").read_text())["ms"]
     for name, spacing, distinct, per_warp in atomic_spread.PATTERNS:
-        if per_warp:
-            key = np.repeat(rng.integers(0, distinct, WARPS), 32) * spacing
-        else:
-            key = rng.integers(0, distinct, WARPS * 32) * spacing
+        key = atomic_spread.keys(spacing, distinct, per_warp, WARPS * 32)
         for kind in ("float", "unsigned"):
             out.append((f"{kind} {name}", kind == "float", spread[f"{kind} {name}"], key))
     slices = json.loads((FIXTURES / "h200_atomic_slices.json").read_text())
     for lines in atomic_slices.LINES:
         for stride in atomic_slices.STRIDES:
             for words in (1, 32):
-                key = rng.integers(0, lines, WARPS * 32) * (stride // 4)
-                if words > 1:
-                    key = key + rng.integers(0, words, WARPS * 32)
+                key = atomic_slices.keys(lines, stride, words, rng, WARPS * 32)
                 name = f"{lines} lines x{stride} {words} words"
                 out.append((name, True, slices[name], key))
     return out

@@ -33,10 +33,11 @@ extern "C" __global__ void add_float(const int *key, float *sums, int n) {
 """
 
 
-def keys(lines: int, stride: int, words: int, rng: np.random.Generator) -> np.ndarray:
+def keys(lines: int, stride: int, words: int, rng: np.random.Generator,
+         threads: int = N) -> np.ndarray:
     """Each thread's word: a random line's first word, or a random one of its ``words``."""
-    key = rng.integers(0, lines, N) * (stride // 4)
-    return (key + (rng.integers(0, words, N) if words > 1 else 0)).astype(np.int32)
+    key = rng.integers(0, lines, threads) * (stride // 4)
+    return (key + (rng.integers(0, words, threads) if words > 1 else 0)).astype(np.int32)
 
 
 def record(path: Path) -> None:

@@ -39,11 +39,12 @@ PATTERNS = [(f"{k} packed", 1, k, False) for k in (1, 4, 32, 64, 256, 4096, 1 <<
     + [(f"{k} packed, one per warp", 1, k, True) for k in (1, 64, 4096)]
 
 
-def keys(spacing: int, distinct: int, per_warp: bool) -> np.ndarray:
+def keys(spacing: int, distinct: int, per_warp: bool, threads: int = N) -> np.ndarray:
+    """Each of ``threads`` threads' word (the same for a warp's 32 when ``per_warp``)."""
     r = np.random.default_rng(19)
     if per_warp:
-        return np.repeat(r.integers(0, distinct, N // 32), 32).astype(np.int32) * spacing
-    return r.integers(0, distinct, N).astype(np.int32) * spacing
+        return np.repeat(r.integers(0, distinct, threads // 32), 32).astype(np.int32) * spacing
+    return r.integers(0, distinct, threads).astype(np.int32) * spacing
 
 
 def record(path: Path) -> None:
